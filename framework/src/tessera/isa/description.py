@@ -1,0 +1,307 @@
+"""Architecture description: frozen records that *are* the architecture.
+
+An :class:`Architecture` is data.  Its encoding table (one :class:`Encoding` row per
+instruction form: mnemonic, match/mask, fields, operand syntax, semantic function,
+timing class) is the single source from which Tessera derives the decoder, the
+encoder and assembler, the disassembler and the conformance round trips.  Adding an
+instruction means adding one row and one semantic function, nowhere else.
+
+Semantic functions have the signature ``semantics(agent, ins) -> int | None``: they
+read and write the agent's state and return the next PC for a taken control
+transfer, or ``None`` to fall through to ``ins.next``.  They contain no timing, no
+logging and no hook calls; traps, halts and waits are raised as
+:mod:`tessera.control` signals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from tessera.errors import ConfigError, EncodeError
+
+#: Attribute names of :class:`~tessera.isa.instruction.Instruction` that a field may not use.
+RESERVED_FIELD_NAMES = frozenset(
+    {"encoding", "mnemonic", "word", "address", "size", "next", "run", "cycles", "operands",
+     "arch", "semantics", "timing"}
+)
+
+FIELD_KINDS = ("imm", "uimm", "reg", "pcrel", "enum")
+
+
+def _pieces(value: Any) -> tuple[tuple[int, int], ...]:
+    """Accept ``"31:25,11:7"``, ``(31, 25)``, or ``((31, 25), (11, 7))``."""
+    if isinstance(value, str):
+        out = []
+        for part in value.split(","):
+            part = part.strip()
+            if ":" in part:
+                hi, lo = part.split(":")
+                out.append((int(hi), int(lo)))
+            else:
+                out.append((int(part), int(part)))
+        return tuple(out)
+    if value and isinstance(value[0], int):
+        return ((int(value[0]), int(value[1])),)
+    return tuple((int(hi), int(lo)) for hi, lo in value)
+
+
+@attrs.frozen
+class Field:
+    """A named bit field of an instruction word and how to read it as an operand.
+
+    ``bits`` lists the pieces most significant first, so RISC-V's scattered branch
+    offset is ``"31,7,30:25,11:8"`` with ``scale=1``.  ``kind`` says how the operand
+    is written: ``reg`` (a register of ``regfile``), ``imm`` (signed when ``signed``),
+    ``uimm``, ``pcrel`` (a signed offset from the instruction address, written as a
+    target address or label) or ``enum`` (a name from ``names``).
+    """
+
+    name: str
+    bits: tuple[tuple[int, int], ...] = attrs.field(converter=_pieces)
+    kind: str = "uimm"
+    signed: bool = False
+    scale: int = 0
+    regfile: str | None = None
+    names: tuple[str, ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in FIELD_KINDS:
+            raise ConfigError(f"field {self.name!r}: unknown kind {self.kind!r}")
+        if self.name in RESERVED_FIELD_NAMES or not self.name.isidentifier():
+            raise ConfigError(f"field name {self.name!r} is reserved or not an identifier")
+        for hi, lo in self.bits:
+            if hi < lo or lo < 0:
+                raise ConfigError(f"field {self.name!r}: bad bit range {hi}:{lo}")
+        if self.kind == "reg" and not self.regfile:
+            raise ConfigError(f"field {self.name!r}: a reg field needs a regfile")
+
+    @property
+    def width(self) -> int:
+        return sum(hi - lo + 1 for hi, lo in self.bits)
+
+    @property
+    def field_mask(self) -> int:
+        m = 0
+        for hi, lo in self.bits:
+            m |= ((1 << (hi - lo + 1)) - 1) << lo
+        return m
+
+    @property
+    def is_signed(self) -> bool:
+        return self.signed or self.kind == "pcrel"
+
+    def value_range(self) -> tuple[int, int]:
+        """Inclusive range of operand values (after scaling) this field can hold."""
+        w = self.width
+        if self.is_signed:
+            return (-(1 << (w - 1))) << self.scale, ((1 << (w - 1)) - 1) << self.scale
+        return 0, ((1 << w) - 1) << self.scale
+
+    def extract(self, word: int) -> int:
+        raw = 0
+        for hi, lo in self.bits:
+            n = hi - lo + 1
+            raw = (raw << n) | ((word >> lo) & ((1 << n) - 1))
+        if self.is_signed and raw >> (self.width - 1):
+            raw -= 1 << self.width
+        return raw << self.scale
+
+    def insert(self, word: int, value: int) -> int:
+        """Put ``value`` into ``word``; :class:`EncodeError` if it does not fit."""
+        lo_v, hi_v = self.value_range()
+        if not lo_v <= value <= hi_v:
+            raise EncodeError(f"{self.name}={value} does not fit in {lo_v}..{hi_v}")
+        if value & ((1 << self.scale) - 1):
+            raise EncodeError(f"{self.name}={value} is not a multiple of {1 << self.scale}")
+        raw = (value >> self.scale) & ((1 << self.width) - 1)
+        shift = self.width
+        for hi, lo in self.bits:
+            n = hi - lo + 1
+            shift -= n
+            piece = (raw >> shift) & ((1 << n) - 1)
+            word = (word & ~(((1 << n) - 1) << lo)) | (piece << lo)
+        return word
+
+
+@attrs.frozen
+class RegisterFile:
+    """A register file: ``count`` registers of ``width`` bits.
+
+    ``names`` are the canonical (disassembly) names; ``aliases`` maps further names
+    accepted by the assembler to indices.  ``zero`` is the index hardwired to zero, if
+    any; ``read_only`` lists indices that ignore writes.
+    """
+
+    name: str
+    count: int
+    width: int
+    names: tuple[str, ...] = ()
+    aliases: Mapping[str, int] = attrs.field(factory=dict)
+    zero: int | None = None
+    read_only: frozenset[int] = frozenset()
+
+    def __attrs_post_init__(self) -> None:
+        if not self.names:
+            object.__setattr__(self, "names", tuple(f"{self.name}{i}" for i in range(self.count)))
+        if len(self.names) != self.count:
+            raise ConfigError(f"register file {self.name!r}: {len(self.names)} names for {self.count} registers")
+
+    def index(self, name: str) -> int | None:
+        """Index of a register name or alias (case-insensitive), else ``None``."""
+        key = name.strip().lower()
+        for i, n in enumerate(self.names):
+            if n.lower() == key:
+                return i
+        for alias, i in self.aliases.items():
+            if alias.lower() == key:
+                return i
+        return None
+
+
+def _syntax_slots(syntax: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"\{(\w+)\}", syntax))
+
+
+@attrs.frozen
+class Encoding:
+    """One row of an encoding table: an instruction form.
+
+    A word belongs to this form when ``word & mask == match``.  ``syntax`` is the
+    operand template with field names in braces, e.g. ``"{rd}, {imm}({rs1})"``; every
+    field the form uses appears in it exactly once.  ``timing`` names a timing class of
+    the architecture; ``flags`` are free-form tags (``branch``, ``halt``, ``sync`` …)
+    tools may use.
+    """
+
+    mnemonic: str
+    match: int
+    mask: int
+    syntax: str = ""
+    semantics: Callable[..., int | None] | None = None
+    timing: str = "default"
+    flags: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    doc: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if self.match & ~self.mask:
+            raise ConfigError(f"{self.mnemonic}: match {self.match:#x} has bits outside mask {self.mask:#x}")
+
+    @property
+    def operand_names(self) -> tuple[str, ...]:
+        return _syntax_slots(self.syntax)
+
+
+@attrs.frozen
+class MemoryRegionSpec:
+    """A region of an architecture's default memory map."""
+
+    name: str
+    start: int
+    size: int
+    kind: str = "ram"  # ram | rom
+    perms: str = "rwx"
+
+
+@attrs.frozen
+class Example:
+    """A bundled example program that ``tessera demo`` runs.
+
+    ``source`` is assembly text for the architecture's assembler, loaded at
+    ``load_address``.  ``check(machine, result)`` returns ``None`` when the final state
+    is as expected, else a one-line description of what is wrong.
+    """
+
+    name: str
+    description: str
+    source: str
+    load_address: int = 0
+    max_steps: int = 1_000_000
+    check: Callable[[Any, Any], str | None] | None = None
+
+
+@attrs.frozen
+class Architecture:
+    """Everything the core needs to know about an instruction-set architecture.
+
+    Behaviour hooks (all optional, all plain functions so the record pickles):
+
+    * ``build(machine)`` populates a fresh machine with agents and sync objects (a
+      board); default: one CPU agent named ``core0``.
+    * ``illegal(word, address)`` returns the :class:`~tessera.control.Trap` an
+      undecodable word raises; ``None`` makes undecodable words a
+      :class:`~tessera.errors.DecodeError` instead.
+    * ``take_trap(agent, trap)`` redirects the agent to its handler and returns
+      ``True``, or returns ``False`` when the trap cannot be taken (no vector set).
+    * ``dump(agent)`` returns the agent's architectural state as a JSON-able dict.
+    * ``assembler`` is an :class:`~tessera.isa.asm.Assembler` subclass adding
+      pseudo-instructions or directives; default: the generic table-driven assembler.
+    """
+
+    name: str
+    word_bits: int
+    register_files: tuple[RegisterFile, ...]
+    fields: tuple[Field, ...]
+    encodings: tuple[Encoding, ...]
+    description: str = ""
+    endian: str = "little"
+    address_bits: int = 32
+    memory_map: tuple[MemoryRegionSpec, ...] = ()
+    timing: Mapping[str, int] = attrs.field(factory=lambda: {"default": 1})
+    capabilities: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    elf_machine: int | None = None
+    elf_class: int | None = None
+    reset_pc: int = 0
+    quantum: int = 1024
+    build: Callable[..., None] | None = None
+    illegal: Callable[[int, int], Any] | None = None
+    take_trap: Callable[[Any, Any], bool] | None = None
+    dump: Callable[[Any], dict] | None = None
+    examples: tuple[Example, ...] = ()
+    comment_chars: str = "#;"
+    assembler: type | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.word_bits % 8 or self.word_bits <= 0:
+            raise ConfigError(f"architecture {self.name}: word_bits must be a positive multiple of 8")
+        if self.endian not in ("little", "big"):
+            raise ConfigError(f"architecture {self.name}: endian must be 'little' or 'big'")
+        fields = self.field_map
+        files = {rf.name for rf in self.register_files}
+        full = (1 << self.word_bits) - 1
+        for f in self.fields:
+            if f.regfile and f.regfile not in files:
+                raise ConfigError(f"{self.name}: field {f.name} names unknown register file {f.regfile}")
+            if f.field_mask & ~full:
+                raise ConfigError(f"{self.name}: field {f.name} reaches beyond bit {self.word_bits - 1}")
+        for enc in self.encodings:
+            if enc.mask & ~full:
+                raise ConfigError(f"{self.name}: {enc.mnemonic} mask is wider than the word")
+            if enc.timing not in self.timing:
+                raise ConfigError(f"{self.name}: {enc.mnemonic} uses unknown timing class {enc.timing!r}")
+            for op in enc.operand_names:
+                if op not in fields:
+                    raise ConfigError(f"{self.name}: {enc.mnemonic} syntax names unknown field {op!r}")
+
+    @property
+    def word_bytes(self) -> int:
+        return self.word_bits // 8
+
+    @property
+    def field_map(self) -> dict[str, Field]:
+        return {f.name: f for f in self.fields}
+
+    @property
+    def register_file_map(self) -> dict[str, RegisterFile]:
+        return {rf.name: rf for rf in self.register_files}
+
+    def encodings_named(self, mnemonic: str) -> list[Encoding]:
+        m = mnemonic.lower()
+        return [e for e in self.encodings if e.mnemonic.lower() == m]
+
+    def cycles(self, encoding: Encoding) -> int:
+        """Nominal latency of a form (the default timing model)."""
+        return int(self.timing.get(encoding.timing, self.timing.get("default", 1)))

@@ -1,0 +1,89 @@
+"""Disassembler generated from the encoding table.
+
+Each form's ``syntax`` template is filled with its operands rendered by field kind,
+in a form the assembler reads back: registers by canonical name, immediates in
+decimal (hex when large), PC-relative operands as the absolute target address (the
+assembler turns a target back into an offset), enums by name.  So
+``assemble(disassemble(word)) == word`` for every form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from tessera.isa.decoder import ILLEGAL, Decoder
+from tessera.isa.description import Architecture, Field
+from tessera.isa.instruction import Instruction
+
+
+def format_int(value: int) -> str:
+    """Decimal for small magnitudes, hex otherwise (signed)."""
+    if -256 <= value <= 255:
+        return str(value)
+    return f"-{-value:#x}" if value < 0 else f"{value:#x}"
+
+
+class Disassembler:
+    """Render instructions of one architecture as assembly text."""
+
+    def __init__(self, arch: Architecture, decoder: Decoder | None = None) -> None:
+        self.arch = arch
+        self.decoder = decoder or Decoder(arch)
+        self._fields = arch.field_map
+        self._files = arch.register_file_map
+        self.addr_digits = max(8, (arch.address_bits + 3) // 4)
+
+    def operand(self, field: Field, value: int, address: int,
+                symbols: Mapping[int, str] | None = None) -> str:
+        if field.kind == "reg":
+            names = self._files[field.regfile].names
+            return names[value] if 0 <= value < len(names) else f"{field.regfile}?{value}"
+        if field.kind == "pcrel":
+            target = (address + value) & ((1 << self.arch.address_bits) - 1)
+            if symbols and target in symbols:
+                return symbols[target]
+            return f"{target:#x}"
+        if field.kind == "enum" and 0 <= value < len(field.names):
+            return field.names[value]
+        return format_int(value)
+
+    def text(self, ins: Instruction, symbols: Mapping[int, str] | None = None) -> str:
+        """The assembly text of one decoded instruction (no address column)."""
+        enc = ins.encoding
+        if enc is ILLEGAL:
+            return f".word {ins.word:#0{2 + self.arch.word_bits // 4}x}"
+        out = enc.syntax
+        for name in enc.operand_names:
+            out = out.replace("{" + name + "}", self.operand(self._fields[name], ins.operands[name],
+                                                             ins.address, symbols), 1)
+        return f"{enc.mnemonic} {out}".rstrip()
+
+    def word(self, word: int, address: int = 0, symbols: Mapping[int, str] | None = None) -> str:
+        """Decode and render one word; an undecodable word renders as ``.word``."""
+        enc = self.decoder.match(word)
+        if enc is None:
+            return f".word {word:#0{2 + self.arch.word_bits // 4}x}"
+        return self.text(self.decoder.decode(word, address), symbols)
+
+    def lines(self, data: bytes, base: int = 0,
+              symbols: Mapping[int, str] | None = None) -> Iterator[tuple[int, int | None, str]]:
+        """``(address, word, text)`` for each word of ``data``; a short tail renders as ``.byte``."""
+        step = self.arch.word_bytes
+        for off in range(0, len(data) - len(data) % step, step):
+            w = int.from_bytes(data[off:off + step], self.arch.endian)
+            yield base + off, w, self.word(w, base + off, symbols)
+        tail = data[len(data) - len(data) % step:]
+        if tail:
+            yield (base + len(data) - len(tail), None,
+                   ".byte " + ", ".join(f"{b:#04x}" for b in tail))
+
+    def listing(self, data: bytes, base: int = 0, symbols: Mapping[int, str] | None = None) -> str:
+        """A human listing: address, word, text, and labels where symbols name an address."""
+        width = self.arch.word_bits // 4
+        rows = []
+        for addr, w, text in self.lines(data, base, symbols):
+            if symbols and addr in symbols:
+                rows.append(f"{symbols[addr]}:")
+            wtxt = f"{w:0{width}x}" if w is not None else " " * width
+            rows.append(f"  {addr:0{self.addr_digits}x}:  {wtxt}  {text}")
+        return "\n".join(rows)
