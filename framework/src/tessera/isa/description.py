@@ -236,6 +236,8 @@ class Architecture:
       :class:`~tessera.errors.DecodeError` instead.
     * ``take_trap(agent, trap)`` redirects the agent to its handler and returns
       ``True``, or returns ``False`` when the trap cannot be taken (no vector set).
+    * ``memory_trap(fault)`` turns a :class:`~tessera.errors.MemoryFault` into the
+      architecture's trap, or returns ``None`` to stop the run with the fault.
     * ``dump(agent)`` returns the agent's architectural state as a JSON-able dict.
     * ``assembler`` is an :class:`~tessera.isa.asm.Assembler` subclass adding
       pseudo-instructions or directives; default: the generic table-driven assembler.
@@ -259,6 +261,7 @@ class Architecture:
     build: Callable[..., None] | None = None
     illegal: Callable[[int, int], Any] | None = None
     take_trap: Callable[[Any, Any], bool] | None = None
+    memory_trap: Callable[[Any], Any] | None = None
     dump: Callable[[Any], dict] | None = None
     examples: tuple[Example, ...] = ()
     comment_chars: str = "#;"

@@ -1,0 +1,7 @@
+"""Execution engine: agents, the decode-cache fill path and the per-instruction loop."""
+
+from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent, EngineAgent
+from tessera.engine.cpu import CpuAgent
+from tessera.engine.translate import Translator
+
+__all__ = ["Agent", "EngineAgent", "CpuAgent", "Translator", "RUNNABLE", "WAITING", "HALTED"]

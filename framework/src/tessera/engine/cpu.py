@@ -1,0 +1,152 @@
+"""The instruction-driven agent: fetch → decode cache → run.
+
+The inner loop is the per-instruction path of the whole emulator, so it is kept to
+a dict look-up, one call and a few local-variable updates.  Everything else —
+decoding, timing, instrumentation, breakpoints — was settled when the cache entry
+was filled (see :mod:`tessera.engine.translate`).  Control signals (trap, halt,
+wait, stop) leave the loop through exceptions, which cost nothing until raised.
+
+Between slices ``agent.pc`` is the address of the next instruction to execute.
+Inside a slice the loop keeps the PC in a local; semantics use ``ins.address``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tessera.control import Halt, StopRequest, Trap, WaitFor
+from tessera.engine.agent import HALTED, Agent
+from tessera.errors import ConfigError, MemoryFault, PluginError, TesseraError, UnhandledTrap
+
+_INF = float("inf")
+_RESERVED = {"name", "arch", "space", "pc", "regs", "status", "cycles", "instret", "machine"}
+
+
+class CpuAgent(Agent):
+    """A processor core (hart, hardware thread) executing an architecture's instructions.
+
+    Register files are lists of ints, available both as ``agent.regs[name]`` and as
+    the attribute ``agent.<name>`` (``cpu.x[ins.rd]``).  Architectures that need more
+    state subclass this and create the subclass from their ``build`` function.
+    """
+
+    kind = "cpu"
+
+    def __init__(self, name: str, arch: Any, space: Any, *, pc: int | None = None,
+                 **kw: Any) -> None:
+        super().__init__(name, **kw)
+        self.arch = arch
+        self.space = space
+        self.pc = arch.reset_pc if pc is None else pc
+        self.next_pc = self.pc
+        self.resume_pc: int | None = None
+        self.regs: dict[str, list[int]] = {}
+        for rf in arch.register_files:
+            if rf.name in _RESERVED or rf.name in self.__dict__:
+                raise ConfigError(f"register file name {rf.name!r} clashes with an agent attribute")
+            regs = [0] * rf.count
+            self.regs[rf.name] = regs
+            setattr(self, rf.name, regs)
+        self._translator: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_translator"] = None
+        for rf in self.arch.register_files:  # aliases of regs[...] are restored from it
+            state.pop(rf.name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name, regs in self.regs.items():
+            setattr(self, name, regs)
+
+    def prepare(self, machine: Any) -> None:
+        super().prepare(machine)
+        self._translator = machine.translator(self.arch, self.space)
+
+    # ------------------------------------------------------------------ execution
+
+    def run_slice(self, limit: int, cycle_limit: float = _INF) -> int:
+        """Execute up to ``limit`` steps (instructions retired plus traps taken).
+
+        ``self.pc``, ``self.cycles`` and ``self.instret`` are exact whenever this
+        returns or raises, so a stopped run can be inspected, snapshotted or resumed.
+        """
+        translator = self._translator
+        cache = translator.cache
+        fill = translator.fill
+        self.space.current_agent = self
+        pc = self.pc
+        cycles = self.cycles
+        n = 0
+        while True:
+            k = 0
+            room = limit - n
+            try:
+                while k < room and cycles < cycle_limit:
+                    ins = cache.get(pc)
+                    if ins is None:
+                        ins = fill(pc)
+                    r = ins.run(self, ins)
+                    pc = ins.next if r is None else r
+                    cycles += ins.cycles
+                    k += 1
+                self._commit(pc, cycles, k)
+                return n + k
+            except Trap as trap:
+                self._commit(pc, cycles, k)
+                self._take_trap(trap)
+            except WaitFor as w:
+                self._commit(pc, cycles, k)
+                self.park(w.obj, w.reason)
+                return n + k
+            except Halt as h:
+                self._commit(pc, cycles, k + 1)
+                self.status = HALTED
+                self.exit_code = h.exit_code
+                return n + k + 1
+            except StopRequest:
+                self._commit(pc, cycles, k)
+                raise
+            except MemoryFault as fault:
+                self._commit(pc, cycles, k)
+                trap = self.arch.memory_trap(fault) if self.arch.memory_trap is not None else None
+                if trap is None:
+                    raise fault.with_context(agent=self.name, pc=pc) from None
+                self._take_trap(trap)
+            except TesseraError as err:
+                self._commit(pc, cycles, k)
+                raise err.with_context(agent=self.name, pc=pc) from None
+            except Exception as exc:  # noqa: BLE001 - a bug in semantics: name the plugin
+                self._commit(pc, cycles, k)
+                plugin = self.machine.plugin_of_arch if self.machine is not None else None
+                ins = cache.get(pc)
+                what = ins.mnemonic if ins is not None else "instruction"
+                raise PluginError(f"semantics of {what} raised {type(exc).__name__}: {exc}",
+                                  plugin=plugin, agent=self.name, pc=pc) from exc
+            # a trap was taken: it counts as one step; continue at the handler
+            n += k + 1
+            self.traps += 1
+            pc, cycles = self.pc, self.cycles
+            if n >= limit:
+                return n
+
+    def _commit(self, pc: int, cycles: int, retired: int) -> None:
+        self.pc = pc
+        self.cycles = cycles
+        self.instret += retired
+
+    def step(self) -> int:
+        """Execute exactly one step (for single-stepping); returns steps used (0 if parked)."""
+        return self.run_slice(1)
+
+    # ------------------------------------------------------------------ state
+
+    def state(self) -> dict[str, Any]:
+        base = super().state()
+        base["pc"] = self.pc
+        base["registers"] = {name: list(vals) for name, vals in self.regs.items()}
+        if self.arch.dump is not None:
+            base.update(self.arch.dump(self))
+        return base

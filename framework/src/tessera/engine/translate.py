@@ -1,0 +1,129 @@
+"""Filling the decode cache: fetch, decode (plugins first), time, weave, cache.
+
+This runs once per address (until the code there is written), so everything that
+would be costly per instruction happens here instead: the decode hook family is
+consulted, the timing model prices the instruction, execute-hook callbacks and
+breakpoints are woven into ``ins.run``.  An instruction nobody instruments keeps
+its bare semantic function, which is why an unsubscribed hook family costs nothing
+per instruction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tessera.control import ControlSignal, StopRequest
+from tessera.errors import ConfigError, PluginError, TesseraError
+from tessera.isa.instruction import Instruction
+
+
+def _guard(cb: Any, plugin: str, where: str) -> Any:
+    """Name the plugin when one of its callbacks raises (signals pass through)."""
+
+    def guarded(agent: Any, ins: Instruction) -> Any:
+        try:
+            return cb(agent, ins)
+        except (ControlSignal, TesseraError):
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise PluginError(f"{where} callback raised {type(exc).__name__}: {exc} "
+                              f"(at {ins.mnemonic})", plugin=plugin, pc=ins.address,
+                              agent=getattr(agent, "name", None)) from exc
+
+    return guarded
+
+
+def weave(semantics: Any, befores: list[Any], afters: list[Any]) -> Any:
+    """Wrap ``semantics`` with before/after callbacks (see ``tessera_execute_instrument``)."""
+
+    def run(agent: Any, ins: Instruction) -> Any:
+        for before in befores:
+            redirect = before(agent, ins)
+            if redirect is not None:
+                agent.next_pc = redirect
+                return redirect
+        r = semantics(agent, ins)
+        if afters:
+            agent.next_pc = ins.next if r is None else r
+            for after in afters:
+                after(agent, ins)
+            return agent.next_pc
+        return r
+
+    return run
+
+
+def breakpoint_wrapper(inner: Any) -> Any:
+    """Stop before the instruction runs, unless the agent is resuming from exactly here."""
+
+    def run(agent: Any, ins: Instruction) -> Any:
+        if agent.resume_pc == ins.address:
+            agent.resume_pc = None
+            return inner(agent, ins)
+        raise StopRequest("breakpoint", ins.address)
+
+    return run
+
+
+def _no_semantics(agent: Any, ins: Instruction) -> Any:
+    raise ConfigError(f"instruction {ins.mnemonic} has no semantic function", pc=ins.address)
+
+
+class Translator:
+    """Fills one decode cache (one architecture in one address space) for a machine."""
+
+    def __init__(self, machine: Any, arch: Any, space: Any) -> None:
+        self.machine = machine
+        self.arch = arch
+        self.space = space
+        self.size = arch.word_bytes
+        self.decoder = machine.decoder(arch)
+        self.cache = space.decode_cache(arch.name)
+        host = machine.host
+        self.decode_hooks = host.impls("tessera_decode") if host else []
+        self.instrumenters = host.impls("tessera_execute_instrument") if host else []
+        self.timing = machine.timing
+        self.breakpoints = machine.breakpoints
+
+    def decode(self, word: int, pc: int) -> Instruction:
+        for impl in self.decode_hooks:
+            try:
+                ins = impl.function(machine=self.machine, arch=self.arch, word=word, address=pc)
+            except (ControlSignal, TesseraError):
+                raise
+            except Exception as exc:  # noqa: BLE001
+                raise PluginError(f"tessera_decode raised {type(exc).__name__}: {exc}",
+                                  plugin=impl.plugin_name, pc=pc, word=word) from exc
+            if ins is not None:
+                return ins
+        return self.decoder.decode(word, pc)
+
+    def fill(self, pc: int) -> Instruction:
+        word, region = self.space.fetch(pc, self.size)
+        ins = self.decode(word, pc)
+        ins.cycles = self.timing.cycles(ins)
+        run = ins.run or _no_semantics
+        if self.instrumenters:
+            befores, afters = [], []
+            for impl in self.instrumenters:
+                try:
+                    got = impl.function(machine=self.machine, arch=self.arch, ins=ins)
+                except Exception as exc:  # noqa: BLE001
+                    raise PluginError(f"tessera_execute_instrument raised {type(exc).__name__}: {exc}",
+                                      plugin=impl.plugin_name, pc=pc, word=word) from exc
+                if got is None:
+                    continue
+                before, after = got
+                if before is not None:
+                    befores.append(_guard(before, impl.plugin_name, "before"))
+                if after is not None:
+                    afters.append(_guard(after, impl.plugin_name, "after"))
+            if befores or afters:
+                run = weave(run, befores, afters)
+        if self.breakpoints and pc in self.breakpoints:
+            run = breakpoint_wrapper(run)
+        ins.run = run
+        if region.cacheable:
+            self.cache.add(pc, ins.size, ins)
+            self.space.mark_code(region, pc, ins.size)
+        return ins

@@ -1,0 +1,448 @@
+"""The machine: agents + address spaces + sync objects + a deterministic scheduler + a clock.
+
+The scheduler is round robin over the agents in the order they were added, each
+runnable agent getting a quantum of steps (the architecture's ``quantum``, or the
+agent's own: 1 gives fine-grained interleaving).  Its position (current agent and
+steps left in its quantum) is machine state, so a run interrupted by a budget,
+snapshotted, restored in another process and continued is step-for-step the same
+as an uninterrupted run.
+
+When no agent can run and some non-daemon agent waits, the run stops with
+:class:`~tessera.errors.Deadlock` naming every waiting agent and what it waits for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from tessera.control import StopRequest
+from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent
+from tessera.engine.cpu import CpuAgent
+from tessera.engine.translate import Translator
+from tessera.errors import BudgetExceeded, ConfigError, Deadlock, PluginError, SnapshotError
+from tessera.isa.decoder import Decoder
+from tessera.isa.description import Architecture
+from tessera.machine.clock import NominalTiming
+from tessera.memory.space import DEFAULT_MEMORY_CAP, AddressSpace, MemoryBudget
+from tessera.sync import SyncObject
+from tessera.version import __version__
+
+SNAPSHOT_MAGIC = b"TESSERA-SNAPSHOT\x00"
+SNAPSHOT_FORMAT = 1
+_INF = float("inf")
+
+
+@attrs.define
+class RunResult:
+    """How a call to :meth:`Machine.run` ended.
+
+    ``reason`` is ``halted`` (every non-daemon agent halted), ``breakpoint`` (a stop
+    PC or symbol was reached), ``trap`` (``stop_on_trap``) or ``budget``.
+    """
+
+    reason: str
+    steps: int
+    cycles: int
+    seconds: float
+    agent: str | None = None
+    pc: int | None = None
+    exit_code: int | None = None
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+class Machine:
+    """An emulated machine built from an :class:`~tessera.isa.Architecture`.
+
+    ``host`` is the :class:`~tessera.plugins.PluginHost` whose hooks apply (``None``:
+    no plugins at all, the bare engine).  The architecture's ``build`` function adds
+    agents and sync objects; by default the machine has one CPU agent ``core0``.
+    """
+
+    def __init__(self, arch: Architecture, *, host: Any = None,
+                 memory_cap: int = DEFAULT_MEMORY_CAP, config: dict[str, Any] | None = None,
+                 quantum: int | None = None) -> None:
+        self.arch = arch
+        self.host = host
+        self.config: dict[str, Any] = dict(config or {})
+        self.budget = MemoryBudget(memory_cap)
+        self.spaces: dict[str, AddressSpace] = {}
+        self.agents: list[Agent] = []
+        self.sync: dict[str, SyncObject] = {}
+        self.symbols: dict[str, int] = {}
+        self.breakpoints: set[int] = set()
+        self.quantum = quantum or arch.quantum
+        self.total_steps = 0
+        self.stop_on_trap = False
+        self._rr = 0
+        self._left = 0
+        self._init_transient()
+        space = self.add_space("main")
+        for spec in arch.memory_map:
+            if spec.kind == "rom":
+                space.add_rom(spec.name, spec.start, spec.size, perms=spec.perms)
+            else:
+                space.add_ram(spec.name, spec.start, spec.size, perms=spec.perms)
+        if arch.build is not None:
+            arch.build(self)
+        else:
+            self.add_cpu("core0")
+        if self.host is not None:
+            for space in self.spaces.values():
+                for plugin, regions in self.host.call_each("tessera_memory_regions", isolate=False,
+                                                           machine=self, space=space):
+                    for region in regions or []:
+                        try:
+                            space.map(region)
+                        except ConfigError as exc:
+                            raise PluginError(f"cannot map region: {exc.message}", plugin=plugin) from None
+
+    def _init_transient(self) -> None:
+        """State that is rebuilt, not snapshotted: decoders, caches, hook lists."""
+        self._decoders: dict[str, Decoder] = {}
+        self._translators: dict[tuple[str, str], Translator] = {}
+        self._prepared = False
+        self._sync_listeners: list[Any] = []
+        self._trap_listeners: list[Any] = []
+        self.plugin_of_arch = self.host.plugin_of(self.arch.name) if self.host is not None else None
+        self.timing = NominalTiming(self.arch)
+        if self.host is not None:
+            got = self.host.first("tessera_timing_model", machine=self, arch=self.arch)
+            if got is not None:
+                self.timing = got[1]
+
+    # ------------------------------------------------------------------ building
+
+    def add_space(self, name: str, *, endian: str | None = None,
+                  address_bits: int | None = None) -> AddressSpace:
+        if name in self.spaces:
+            raise ConfigError(f"address space {name!r} already exists")
+        space = AddressSpace(name, endian=endian or self.arch.endian,
+                             address_bits=address_bits or self.arch.address_bits, budget=self.budget)
+        self.spaces[name] = space
+        return space
+
+    @property
+    def space(self) -> AddressSpace:
+        """The main address space."""
+        return self.spaces["main"]
+
+    def add_agent(self, agent: Agent) -> Agent:
+        if any(a.name == agent.name for a in self.agents):
+            raise ConfigError(f"agent name {agent.name!r} is already used")
+        agent.machine = self
+        self.agents.append(agent)
+        self._prepared = False
+        return agent
+
+    def add_cpu(self, name: str, *, space: AddressSpace | None = None, pc: int | None = None,
+                cls: type[CpuAgent] = CpuAgent, **kw: Any) -> CpuAgent:
+        return self.add_agent(cls(name, self.arch, space or self.space, pc=pc, **kw))  # type: ignore[return-value]
+
+    def add_sync(self, obj: SyncObject) -> SyncObject:
+        if obj.name in self.sync:
+            raise ConfigError(f"sync object name {obj.name!r} is already used")
+        obj.machine = self
+        self.sync[obj.name] = obj
+        return obj
+
+    def agent(self, name: str) -> Agent:
+        for a in self.agents:
+            if a.name == name:
+                return a
+        raise ConfigError(f"no agent named {name!r} (agents: {', '.join(a.name for a in self.agents)})")
+
+    @property
+    def cpus(self) -> list[CpuAgent]:
+        return [a for a in self.agents if isinstance(a, CpuAgent)]
+
+    def set_entry(self, pc: int) -> None:
+        """Start every CPU agent at ``pc`` (loaders call this with the program entry)."""
+        for cpu in self.cpus:
+            cpu.pc = pc
+
+    def symbol(self, name: str) -> int:
+        if name not in self.symbols:
+            raise ConfigError(f"unknown symbol {name!r}")
+        return self.symbols[name]
+
+    # ------------------------------------------------------------------ engine plumbing
+
+    def decoder(self, arch: Architecture) -> Decoder:
+        dec = self._decoders.get(arch.name)
+        if dec is None:
+            dec = self._decoders[arch.name] = Decoder(arch)
+        return dec
+
+    def translator(self, arch: Architecture, space: AddressSpace) -> Translator:
+        key = (arch.name, space.name)
+        tr = self._translators.get(key)
+        if tr is None:
+            tr = self._translators[key] = Translator(self, arch, space)
+        return tr
+
+    def prepare(self) -> None:
+        """Resolve hooks, wrap watched memory, give agents their translators (idempotent)."""
+        if self._prepared:
+            return
+        host = self.host
+        if host is not None:
+            self._sync_listeners = host.impls("tessera_sync_event")
+            self._trap_listeners = host.impls("tessera_trap")
+            for space in self.spaces.values():
+                watches = []
+                for plugin, got in host.call_each("tessera_memory_watches", isolate=False,
+                                                  machine=self, space=space):
+                    for w in got or []:
+                        w.plugin = plugin
+                        watches.append(w)
+                space.apply_watches(watches)
+        for agent in self.agents:
+            agent.prepare(self)
+        self._prepared = True
+        if host is not None:
+            host.call_each("tessera_machine_ready", isolate=False, machine=self)
+
+    def flush_caches(self) -> None:
+        for space in self.spaces.values():
+            space.flush_caches()
+
+    def emit_sync(self, event: Any) -> None:
+        for impl in self._sync_listeners:
+            try:
+                impl.function(machine=self, event=event)
+            except Exception as exc:  # noqa: BLE001
+                raise PluginError(f"tessera_sync_event raised {type(exc).__name__}: {exc}",
+                                  plugin=impl.plugin_name) from exc
+
+    def notify_trap(self, agent: Agent, trap: Any) -> None:
+        for impl in self._trap_listeners:
+            try:
+                impl.function(machine=self, agent=agent, trap=trap)
+            except Exception as exc:  # noqa: BLE001
+                raise PluginError(f"tessera_trap raised {type(exc).__name__}: {exc}",
+                                  plugin=impl.plugin_name, agent=agent.name) from exc
+        if self.stop_on_trap:
+            raise StopRequest("trap", getattr(agent, "pc", 0))
+
+    # ------------------------------------------------------------------ running
+
+    @property
+    def clock(self) -> int:
+        """The machine clock in cycles, as the timing model reads it."""
+        return int(self.timing.now(self))
+
+    def _set_breakpoints(self, stops: set[int]) -> None:
+        if stops != self.breakpoints:
+            self.breakpoints.clear()
+            self.breakpoints.update(stops)
+            self.flush_caches()
+
+    def run(self, *, max_steps: int | None = None, max_cycles: int | None = None,
+            max_seconds: float | None = None, until_pc: Iterable[int] = (),
+            until_symbol: Iterable[str] = (), stop_on_trap: bool = False,
+            progress: Callable[[int], None] | None = None,
+            raise_on_budget: bool = True) -> RunResult:
+        """Run until every non-daemon agent halts, a stop condition hits, or a budget ends.
+
+        A budget ending raises :class:`BudgetExceeded` (with ``.result``) unless
+        ``raise_on_budget`` is false; the machine stays consistent and can be run again.
+        """
+        if max_steps is not None and max_steps < 0:
+            raise ConfigError("max_steps must not be negative")
+        stops = set(until_pc) | {self.symbol(s) for s in until_symbol}
+        self.prepare()
+        self._set_breakpoints(stops)
+        self.stop_on_trap = stop_on_trap
+        for cpu in self.cpus:
+            cpu.resume_pc = cpu.pc
+        start_steps, t0 = self.total_steps, time.perf_counter()
+        cycle_limit = self.clock + max_cycles if max_cycles is not None else _INF
+        step_limit = max_steps if max_steps is not None else -1
+        try:
+            result = self._schedule(step_limit, cycle_limit, max_seconds, t0, progress)
+        except StopRequest as stop:
+            result = self._result(stop.reason, start_steps, t0, agent=self._current_name(),
+                                  pc=stop.pc, detail=f"{stop.reason} at {stop.pc:#x}")
+        finally:
+            for cpu in self.cpus:
+                cpu.resume_pc = None
+            self.stop_on_trap = False
+        if result.reason == "budget" and raise_on_budget:
+            self._finished(result)
+            raise BudgetExceeded(result.detail, result=result, agent=result.agent, pc=result.pc)
+        self._finished(result)
+        return result
+
+    def _finished(self, result: RunResult) -> None:
+        if self.host is not None:
+            self.host.call_each("tessera_run_finished", isolate=False, machine=self, result=result)
+
+    def _current_name(self) -> str | None:
+        return self.agents[self._rr].name if self.agents else None
+
+    def _result(self, reason: str, start_steps: int, t0: float, **kw: Any) -> RunResult:
+        primary = next((a for a in self.agents if not a.daemon), None)
+        kw.setdefault("exit_code", primary.exit_code if primary else None)
+        return RunResult(reason=reason, steps=self.total_steps - start_steps, cycles=self.clock,
+                         seconds=time.perf_counter() - t0, **kw)
+
+    def _schedule(self, step_limit: int, cycle_limit: float, max_seconds: float | None,
+                  t0: float, progress: Callable[[int], None] | None) -> RunResult:
+        agents = self.agents
+        count = len(agents)
+        start = self.total_steps
+        steps = 0
+        next_report = 1 << 16
+        while True:
+            live = [a for a in agents if not a.daemon and a.status != HALTED]
+            if not live:
+                return self._result("halted", start, t0, detail="every agent halted")
+            runnable = [a for a in agents if a.status == RUNNABLE]
+            if not runnable:
+                waits = {a.name: a.wait_reason for a in agents if a.status == WAITING}
+                raise Deadlock(waits)
+            if all(a.cycles >= cycle_limit for a in runnable):
+                return self._result("budget", start, t0, agent=self._current_name(),
+                                    pc=getattr(agents[self._rr], "pc", None),
+                                    detail=f"cycle budget exhausted after {steps} steps")
+            if step_limit >= 0 and steps >= step_limit:
+                agent = agents[self._rr]
+                return self._result("budget", start, t0, agent=agent.name,
+                                    pc=getattr(agent, "pc", None),
+                                    detail=f"step budget of {step_limit} exhausted")
+            if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
+                return self._result("budget", start, t0, agent=self._current_name(),
+                                    detail=f"wall-time budget of {max_seconds}s exhausted")
+            agent = agents[self._rr]
+            if agent.status != RUNNABLE or agent.cycles >= cycle_limit:
+                self._rr = (self._rr + 1) % count
+                self._left = 0
+                continue
+            if self._left <= 0:
+                self._left = agent.quantum or self.quantum
+            limit = self._left if step_limit < 0 else min(self._left, step_limit - steps)
+            before = agent.instret + agent.traps
+            try:
+                n = agent.run_slice(limit, cycle_limit)
+            finally:  # exact even when the slice ends in a stop or an error
+                self.total_steps += agent.instret + agent.traps - before
+            steps += n
+            self._left -= n
+            if agent.status != RUNNABLE or self._left <= 0 or agent.cycles >= cycle_limit:
+                self._rr = (self._rr + 1) % count
+                self._left = 0
+            if progress is not None and steps >= next_report:
+                progress(steps)
+                next_report = steps + (1 << 16)
+
+    def step(self, agent: str | None = None) -> RunResult:
+        """Single-step: one step of ``agent`` (default: the scheduler's next agent)."""
+        if agent is not None:
+            target = self.agent(agent)
+            self.prepare()
+            t0 = time.perf_counter()
+            start = self.total_steps
+            if target.status == RUNNABLE:
+                if isinstance(target, CpuAgent):
+                    target.resume_pc = target.pc
+                before = target.instret + target.traps
+                try:
+                    target.run_slice(1)
+                except StopRequest as stop:
+                    return self._result(stop.reason, start, t0, agent=target.name, pc=stop.pc)
+                finally:
+                    if isinstance(target, CpuAgent):
+                        target.resume_pc = None
+                    self.total_steps += target.instret + target.traps - before
+            return self._result("budget", start, t0, agent=target.name,
+                                pc=getattr(target, "pc", None), detail="single step")
+        return self.run(max_steps=1, raise_on_budget=False)
+
+    # ------------------------------------------------------------------ state
+
+    def state(self) -> dict[str, Any]:
+        """The whole architectural state as JSON-able data (what ``--dump-state`` prints)."""
+        return {
+            "arch": self.arch.name,
+            "clock": self.clock,
+            "steps": self.total_steps,
+            "agents": {a.name: a.state() for a in self.agents},
+            "sync": {name: obj.state() for name, obj in self.sync.items()},
+            "memory": {name: space.describe() for name, space in self.spaces.items()},
+        }
+
+    def state_hash(self) -> str:
+        """SHA-256 over registers, PCs, memory contents, sync objects and scheduler position."""
+        h = hashlib.sha256()
+        st = self.state()
+        st["scheduler"] = [self._rr, self._left]
+        h.update(json.dumps(st, sort_keys=True, default=repr).encode())
+        for name, space in sorted(self.spaces.items()):
+            for region in space._base:
+                data = getattr(region, "data", None)
+                if data is not None:
+                    h.update(f"{name}:{region.name}".encode())
+                    h.update(data)
+        return h.hexdigest()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for key in ("host", "_decoders", "_translators", "_prepared", "_sync_listeners",
+                    "_trap_listeners", "timing", "plugin_of_arch"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.host = None
+
+    def snapshot(self) -> bytes:
+        """The whole machine as bytes (restorable in another process with the same plugins).
+
+        Snapshots are pickles: restore only snapshots you trust.
+        """
+        try:
+            payload = pickle.dumps({"format": SNAPSHOT_FORMAT, "tessera": __version__,
+                                    "arch": self.arch.name, "machine": self}, protocol=5)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise SnapshotError(f"machine state cannot be saved: {exc}") from None
+        return SNAPSHOT_MAGIC + payload
+
+    @classmethod
+    def restore(cls, data: bytes, *, host: Any = None) -> "Machine":
+        """Rebuild a machine from :meth:`snapshot` bytes; ``host`` supplies the hooks."""
+        if not data.startswith(SNAPSHOT_MAGIC):
+            raise SnapshotError("not a Tessera snapshot (bad magic)")
+        try:
+            payload = pickle.loads(data[len(SNAPSHOT_MAGIC):])
+        except Exception as exc:  # noqa: BLE001
+            raise SnapshotError(f"snapshot is damaged: {type(exc).__name__}: {exc}") from None
+        if not isinstance(payload, dict) or payload.get("format") != SNAPSHOT_FORMAT:
+            raise SnapshotError("unsupported snapshot format")
+        machine = payload["machine"]
+        machine.host = host
+        machine._init_transient()
+        return machine
+
+    def save_snapshot(self, path: str) -> None:
+        with open(path, "wb") as fh:
+            fh.write(self.snapshot())
+
+    @classmethod
+    def load_snapshot(cls, path: str, *, host: Any = None) -> "Machine":
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise SnapshotError(f"cannot read snapshot {path}: {exc.strerror}") from None
+        return cls.restore(data, host=host)

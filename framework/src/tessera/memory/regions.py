@@ -1,0 +1,274 @@
+"""Regions of an address space: RAM, ROM and MMIO devices.
+
+Regions take *offsets* (the address space subtracts the base).  Permission checks
+are not done per access: a region without read or write permission gets methods
+that fault, chosen once when it is created, so permitted accesses pay nothing.
+Regions remember which of their pages hold decoded code so that a write to code
+invalidates the decode caches (self-modifying code, loaders writing code at run time).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from tessera.errors import ConfigError, MemoryFault
+
+#: Granularity of code tracking for decode-cache invalidation.
+CODE_PAGE_BITS = 10
+_SNAP_CHUNK = 1 << 16
+_ZERO_CHUNK = bytes(_SNAP_CHUNK)
+
+
+def parse_perms(perms: str) -> tuple[bool, bool, bool]:
+    bad = set(perms) - set("rwx-")
+    if bad:
+        raise ConfigError(f"permissions {perms!r}: use a combination of r, w, x")
+    return "r" in perms, "w" in perms, "x" in perms
+
+
+class Region:
+    """Base class: a named range ``[start, start + size)`` with permissions."""
+
+    kind = "region"
+    cacheable = False  # may decoded code from here be cached?
+
+    def __init__(self, name: str, start: int, size: int, perms: str = "rw") -> None:
+        if size <= 0:
+            raise ConfigError(f"region {name!r}: size must be positive")
+        if start < 0:
+            raise ConfigError(f"region {name!r}: start must not be negative")
+        self.name = name
+        self.start = start
+        self.size = size
+        self.end = start + size
+        self.perms = perms
+        self.readable, self.writable, self.executable = parse_perms(perms)
+        self.code_pages: set[int] = set()
+        self.space: Any = None  # set by AddressSpace.map
+        self._bind()
+
+    def _bind(self) -> None:
+        """Pick the access methods once (faulting ones where permission is missing)."""
+        if not self.readable:
+            self.read = self._deny_read  # type: ignore[method-assign]
+        if not self.writable:
+            self.write = self._deny_write  # type: ignore[method-assign]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for k in ("read", "write"):
+            state.pop(k, None)
+        state["code_pages"] = set()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind()
+
+    def _fault(self, what: str, offset: int, size: int, access: str) -> MemoryFault:
+        return MemoryFault(f"{what} {self.kind} {self.name!r}", address=self.start + offset,
+                           access=access, size=size)
+
+    def _deny_read(self, offset: int, size: int) -> int:
+        raise self._fault("read from unreadable", offset, size, "read")
+
+    def _deny_write(self, offset: int, size: int, value: int) -> None:
+        raise self._fault("write to read-only", offset, size, "write")
+
+    def read(self, offset: int, size: int) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def write(self, offset: int, size: int, value: int) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def read_bytes(self, offset: int, n: int) -> bytes:
+        raise self._fault("bulk read from", offset, n, "read")
+
+    def poke(self, offset: int, data: bytes) -> None:
+        """Write bytes ignoring permissions (loaders, debuggers)."""
+        raise self._fault("bulk write to", offset, len(data), "write")
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "start": self.start, "size": self.size,
+                "perms": self.perms}
+
+
+class RAM(Region):
+    """Byte-addressed storage backed by a ``bytearray``."""
+
+    kind = "ram"
+    cacheable = True
+
+    def __init__(self, name: str, start: int, size: int, perms: str = "rwx",
+                 endian: str = "little", data: bytes | None = None) -> None:
+        self.endian = endian
+        self.data = bytearray(size)
+        super().__init__(name, start, size, perms)
+        if data is not None:
+            if len(data) > size:
+                raise ConfigError(f"region {name!r}: {len(data)} bytes of data for {size} bytes")
+            self.data[: len(data)] = data
+
+    def read(self, offset: int, size: int) -> int:
+        return int.from_bytes(self.data[offset:offset + size], self.endian)
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        self.data[offset:offset + size] = (value & ((1 << (size << 3)) - 1)).to_bytes(size, self.endian)
+        if self.code_pages:
+            self._code_written(offset, size)
+
+    def _code_written(self, offset: int, size: int) -> None:
+        first, last = offset >> CODE_PAGE_BITS, (offset + size - 1) >> CODE_PAGE_BITS
+        hit = [p for p in range(first, last + 1) if p in self.code_pages]
+        if hit and self.space is not None:
+            self.code_pages.difference_update(hit)
+            self.space.invalidate_code(self.start + (hit[0] << CODE_PAGE_BITS),
+                                       self.start + ((hit[-1] + 1) << CODE_PAGE_BITS))
+
+    def read_bytes(self, offset: int, n: int) -> bytes:
+        if not self.readable:
+            raise self._fault("read from unreadable", offset, n, "read")
+        return bytes(self.data[offset:offset + n])
+
+    def write_bytes(self, offset: int, data: bytes) -> None:
+        if not self.writable:
+            raise self._fault("write to read-only", offset, len(data), "write")
+        self.poke(offset, data)
+
+    def poke(self, offset: int, data: bytes) -> None:
+        self.data[offset:offset + len(data)] = data
+        if self.code_pages and data:
+            self._code_written(offset, len(data))
+
+    def fetch(self, offset: int, size: int) -> int:
+        return int.from_bytes(self.data[offset:offset + size], self.endian)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Snapshots keep only the non-zero 64 KiB chunks: a mostly empty 1 GiB RAM stays small.
+        state = super().__getstate__()
+        data = state.pop("data")
+        chunks = {}
+        view = memoryview(data)
+        for off in range(0, len(data), _SNAP_CHUNK):
+            chunk = view[off:off + _SNAP_CHUNK]
+            if chunk != _ZERO_CHUNK[: len(chunk)]:
+                chunks[off] = bytes(chunk)
+        state["_chunks"] = chunks
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        chunks = state.pop("_chunks")
+        data = bytearray(state["size"])
+        for off, chunk in chunks.items():
+            data[off:off + len(chunk)] = chunk
+        state["data"] = data
+        super().__setstate__(state)
+
+
+class ROM(RAM):
+    """RAM the program cannot write (loaders can, through :meth:`poke`)."""
+
+    kind = "rom"
+
+    def __init__(self, name: str, start: int, size: int, perms: str = "rx",
+                 endian: str = "little", data: bytes | None = None) -> None:
+        if "w" in perms:
+            raise ConfigError(f"ROM {name!r} cannot be writable")
+        super().__init__(name, start, size, perms, endian, data)
+
+
+class Device(Protocol):
+    """What an MMIO device implements (offsets are relative to the region start)."""
+
+    def read(self, offset: int, size: int) -> int: ...
+
+    def write(self, offset: int, size: int, value: int) -> None: ...
+
+
+class MMIO(Region):
+    """A device window: every access calls the device.  Never cached as code."""
+
+    kind = "mmio"
+
+    def __init__(self, name: str, start: int, size: int, device: Device, perms: str = "rw") -> None:
+        self.device = device
+        super().__init__(name, start, size, perms)
+
+    def _bind(self) -> None:
+        if self.readable:
+            self.read = self._device_read  # type: ignore[method-assign]
+        if self.writable:
+            self.write = self._device_write  # type: ignore[method-assign]
+        super()._bind()
+
+    def _device_read(self, offset: int, size: int) -> int:
+        try:
+            return int(self.device.read(offset, size))
+        except MemoryFault:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a device bug is reported, not propagated
+            raise MemoryFault(f"device {self.name!r} read failed: {type(exc).__name__}: {exc}",
+                              address=self.start + offset, access="read", size=size) from exc
+
+    def _device_write(self, offset: int, size: int, value: int) -> None:
+        try:
+            self.device.write(offset, size, value & ((1 << (size << 3)) - 1))
+        except MemoryFault:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise MemoryFault(f"device {self.name!r} write failed: {type(exc).__name__}: {exc}",
+                              address=self.start + offset, access="write", size=size) from exc
+
+    def fetch(self, offset: int, size: int) -> int:
+        return self.read(offset, size)
+
+
+class Watched(Region):
+    """A region wrapped by memory watches (built by the address space, never by users)."""
+
+    def __init__(self, inner: Region, watches: list[Any]) -> None:
+        self.inner = inner
+        self.watches = watches
+        self.kind = inner.kind
+        self.cacheable = inner.cacheable
+        self.name, self.start, self.size, self.end = inner.name, inner.start, inner.size, inner.end
+        self.perms = inner.perms
+        self.readable, self.writable, self.executable = inner.readable, inner.writable, inner.executable
+        self.code_pages = inner.code_pages
+        self.space = inner.space
+        self._readers = [w for w in watches if w.on_read is not None]
+        self._writers = [w for w in watches if w.on_write is not None]
+
+    def _bind(self) -> None:  # the wrapper's methods always delegate
+        pass
+
+    def read(self, offset: int, size: int) -> int:
+        value = self.inner.read(offset, size)
+        addr = self.start + offset
+        for w in self._readers:
+            if w.start < addr + size and addr < w.end:
+                new = w.call_read(self.space.current_agent, addr, size, value)
+                if new is not None:
+                    value = new
+        return value
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        addr = self.start + offset
+        for w in self._writers:
+            if w.start < addr + size and addr < w.end:
+                new = w.call_write(self.space.current_agent, addr, size, value)
+                if new is not None:
+                    value = new
+        self.inner.write(offset, size, value)
+
+    def fetch(self, offset: int, size: int) -> int:
+        return self.inner.fetch(offset, size)
+
+    def read_bytes(self, offset: int, n: int) -> bytes:
+        return self.inner.read_bytes(offset, n)
+
+    def write_bytes(self, offset: int, data: bytes) -> None:
+        self.inner.write_bytes(offset, data)  # type: ignore[attr-defined]
+
+    def poke(self, offset: int, data: bytes) -> None:
+        self.inner.poke(offset, data)

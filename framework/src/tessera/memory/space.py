@@ -1,0 +1,252 @@
+"""Address spaces: a sorted set of regions, a memory cap, and the decode caches.
+
+The per-access path is short on purpose: the last region hit is remembered, so a
+program working inside one region pays one range check and one method call per
+access.  Unmapped addresses, accesses that straddle regions and permission
+violations raise :class:`~tessera.errors.MemoryFault` with the address.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from tessera.errors import ConfigError, MemoryFault
+from tessera.memory.regions import CODE_PAGE_BITS, MMIO, RAM, ROM, Region, Watched
+
+#: Default cap on the bytes of RAM and ROM one machine may allocate.
+DEFAULT_MEMORY_CAP = 1 << 30
+
+
+class MemoryBudget:
+    """Bytes of RAM/ROM a machine may allocate across all its address spaces."""
+
+    def __init__(self, cap: int = DEFAULT_MEMORY_CAP) -> None:
+        if cap <= 0:
+            raise ConfigError("the memory cap must be positive")
+        self.cap = cap
+        self.used = 0
+
+    def check(self, size: int, what: str) -> None:
+        if self.used + size > self.cap:
+            raise ConfigError(
+                f"{what} needs {size:#x} bytes but only {self.cap - self.used:#x} of the "
+                f"{self.cap:#x}-byte memory cap remain (raise it with --memory-cap)")
+
+    def charge(self, size: int, what: str) -> None:
+        self.check(size, what)
+        self.used += size
+
+
+class AddressSpace:
+    """Regions reachable through one set of addresses (``address_bits`` wide)."""
+
+    def __init__(self, name: str = "main", *, endian: str = "little", address_bits: int = 32,
+                 budget: MemoryBudget | None = None) -> None:
+        self.name = name
+        self.endian = endian
+        self.address_bits = address_bits
+        self.limit = 1 << address_bits
+        self.budget = budget or MemoryBudget()
+        self.regions: list[Region] = []  # sorted by start; the mapped objects (maybe Watched)
+        self._base: list[Region] = []  # the same regions without watch wrappers
+        self._starts: list[int] = []
+        self._last: Region | None = None
+        self.current_agent: Any = None
+        self._caches: dict[Any, Any] = {}
+
+    # ------------------------------------------------------------------ mapping
+
+    def map(self, region: Region) -> Region:
+        """Add a region; overlap, addresses beyond the space or the cap → ConfigError."""
+        if region.end > self.limit:
+            raise ConfigError(f"region {region.name!r} [{region.start:#x}, {region.end:#x}) "
+                              f"lies outside the {self.address_bits}-bit address space")
+        for other in self._base:
+            if region.start < other.end and other.start < region.end:
+                raise ConfigError(f"region {region.name!r} overlaps {other.name!r}")
+            if other.name == region.name:
+                raise ConfigError(f"region name {region.name!r} is already mapped")
+        if isinstance(region, RAM):
+            self.budget.charge(region.size, f"region {region.name!r}")
+        region.space = self
+        self._base.append(region)
+        self._base.sort(key=lambda r: r.start)
+        self._rebuild()
+        return region
+
+    def add_ram(self, name: str, start: int, size: int, perms: str = "rwx",
+                data: bytes | None = None) -> RAM:
+        self.budget.check(size, f"region {name!r}")
+        return self.map(RAM(name, start, size, perms, self.endian, data))  # type: ignore[return-value]
+
+    def add_rom(self, name: str, start: int, size: int, data: bytes | None = None,
+                perms: str = "rx") -> ROM:
+        self.budget.check(size, f"region {name!r}")
+        return self.map(ROM(name, start, size, perms, self.endian, data))  # type: ignore[return-value]
+
+    def add_mmio(self, name: str, start: int, size: int, device: Any, perms: str = "rw") -> MMIO:
+        return self.map(MMIO(name, start, size, device, perms))  # type: ignore[return-value]
+
+    def apply_watches(self, watches: list[Any]) -> None:
+        """Wrap exactly the regions that some watch overlaps (replacing earlier watches)."""
+        self._watches = list(watches)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        watches = getattr(self, "_watches", [])
+        mapped = []
+        for r in self._base:
+            mine = [w for w in watches if w.start < r.end and r.start < w.end]
+            mapped.append(Watched(r, mine) if mine else r)
+        self.regions = mapped
+        self._starts = [r.start for r in mapped]
+        self._last = mapped[0] if mapped else None
+
+    def region_at(self, address: int) -> Region | None:
+        i = bisect.bisect_right(self._starts, address) - 1
+        if i >= 0 and address < self.regions[i].end:
+            return self.regions[i]
+        return None
+
+    def region_named(self, name: str) -> Region:
+        for r in self._base:
+            if r.name == name:
+                return r
+        raise ConfigError(f"no region named {name!r} in address space {self.name!r}")
+
+    def _find(self, address: int, size: int, access: str) -> Region:
+        r = self.region_at(address)
+        if r is None:
+            raise MemoryFault(f"{access} of unmapped address", address=address, access=access, size=size)
+        if address + size > r.end:
+            raise MemoryFault(f"{access} of {size} bytes crosses the end of region {r.name!r}",
+                              address=address, access=access, size=size)
+        self._last = r
+        return r
+
+    # ------------------------------------------------------------------ access
+
+    def read(self, address: int, size: int) -> int:
+        """Read an unsigned ``size``-byte value in the space's byte order."""
+        r = self._last
+        if r is None or not (r.start <= address and address + size <= r.end):
+            r = self._find(address, size, "read")
+        return r.read(address - r.start, size)
+
+    def write(self, address: int, size: int, value: int) -> None:
+        """Write the low ``size`` bytes of ``value``."""
+        r = self._last
+        if r is None or not (r.start <= address and address + size <= r.end):
+            r = self._find(address, size, "write")
+        r.write(address - r.start, size, value)
+
+    def fetch(self, address: int, size: int) -> tuple[int, Region]:
+        """Read an instruction word (execute permission); returns the word and its region."""
+        r = self.region_at(address)
+        if r is None or address + size > r.end:
+            raise MemoryFault("instruction fetch from unmapped address", address=address,
+                              access="fetch", size=size)
+        if not r.executable:
+            raise MemoryFault(f"instruction fetch from non-executable region {r.name!r}",
+                              address=address, access="fetch", size=size)
+        return r.fetch(address - r.start, size), r  # type: ignore[attr-defined]
+
+    def read_bytes(self, address: int, n: int) -> bytes:
+        """Bulk read (may span adjacent regions)."""
+        out = bytearray()
+        while n > 0:
+            r = self._find(address, 1, "read")
+            take = min(n, r.end - address)
+            out += r.read_bytes(address - r.start, take)
+            address += take
+            n -= take
+        return bytes(out)
+
+    def write_bytes(self, address: int, data: bytes, *, force: bool = False) -> None:
+        """Bulk write; ``force`` ignores permissions (loaders writing ROM)."""
+        view = memoryview(bytes(data))
+        while view.nbytes:
+            r = self._find(address, 1, "write")
+            take = min(view.nbytes, r.end - address)
+            chunk = bytes(view[:take])
+            if force:
+                r.poke(address - r.start, chunk)
+            else:
+                r.write_bytes(address - r.start, chunk)  # type: ignore[attr-defined]
+            address += take
+            view = view[take:]
+
+    def covers(self, start: int, size: int) -> bool:
+        """Is every byte of ``[start, start + size)`` mapped to RAM/ROM?"""
+        addr, end = start, start + size
+        while addr < end:
+            r = self.region_at(addr)
+            if r is None or not isinstance(getattr(r, "inner", r), RAM):
+                return False
+            addr = r.end
+        return True
+
+    # ------------------------------------------------------------------ decode caches
+
+    def decode_cache(self, key: Any) -> "DecodeCache":
+        cache = self._caches.get(key)
+        if cache is None:
+            cache = self._caches[key] = DecodeCache()
+        return cache
+
+    def mark_code(self, region: Region, address: int, size: int) -> None:
+        first = (address - region.start) >> CODE_PAGE_BITS
+        last = (address + size - 1 - region.start) >> CODE_PAGE_BITS
+        region.code_pages.update(range(first, last + 1))
+
+    def invalidate_code(self, start: int, end: int) -> None:
+        for cache in self._caches.values():
+            cache.invalidate(start, end)
+
+    def flush_caches(self) -> None:
+        for cache in self._caches.values():
+            cache.clear()
+        for r in self._base:
+            r.code_pages.clear()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_caches"] = {}
+        state["_watches"] = []
+        state["current_agent"] = None
+        state["regions"] = list(self._base)
+        state["_last"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._rebuild()
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [r.describe() for r in self._base]
+
+
+class DecodeCache(dict):
+    """``address → Instruction``, with a page index so a write drops only what it touched.
+
+    A ``dict`` subclass so the engine's ``cache.get(pc)`` is the C method.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pages: dict[int, set[int]] = {}
+
+    def add(self, address: int, size: int, ins: Any) -> None:
+        self[address] = ins
+        for page in range(address >> CODE_PAGE_BITS, ((address + size - 1) >> CODE_PAGE_BITS) + 1):
+            self.pages.setdefault(page, set()).add(address)
+
+    def invalidate(self, start: int, end: int) -> None:
+        for page in range(start >> CODE_PAGE_BITS, ((end - 1) >> CODE_PAGE_BITS) + 1):
+            for addr in self.pages.pop(page, ()):
+                self.pop(addr, None)
+
+    def clear(self) -> None:
+        super().clear()
+        self.pages.clear()
