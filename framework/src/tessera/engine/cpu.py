@@ -132,6 +132,25 @@ class CpuAgent(Agent):
             if n >= limit:
                 return n
 
+    def _take_trap(self, trap: Trap) -> None:
+        """Report ``trap`` (``tessera_trap``, ``stop_on_trap``), then let the architecture take it.
+
+        ``self.pc`` is the trapping instruction's address; the architecture's ``take_trap``
+        moves the agent to its handler.  If it declines (or has none) the run stops with
+        :class:`UnhandledTrap` naming the agent, the pc and the instruction word.
+        """
+        if self.machine is not None:
+            self.machine.notify_trap(self, trap)
+        take = self.arch.take_trap
+        if take is not None and take(self, trap):
+            return
+        word = trap.info.get("word")
+        if word is None and self._translator is not None:
+            ins = self._translator.cache.get(self.pc)
+            word = ins.word if ins is not None else None
+        raise UnhandledTrap(f"{trap.name} (cause {trap.cause}, value {trap.tval:#x}) and no handler",
+                            cause=trap.cause, agent=self.name, pc=self.pc, word=word)
+
     def _commit(self, pc: int, cycles: int, retired: int) -> None:
         self.pc = pc
         self.cycles = cycles

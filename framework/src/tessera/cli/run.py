@@ -1,0 +1,129 @@
+"""``tessera run`` and ``tessera resume``: load, run with budgets and stop conditions, report."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+import structlog
+
+from tessera.cli.params import ADDRESS, SIZE, parse_settings
+from tessera.errors import TesseraError
+from tessera.loaders import FORMATS, load_program
+from tessera.machine import Machine
+from tessera.memory import DEFAULT_MEMORY_CAP
+from tessera.progress import RunProgress
+from tessera.session import resolve_arch, state_text
+
+log = structlog.get_logger("tessera.run")
+
+DEFAULT_MAX_STEPS = 100_000_000
+
+
+def budget_options(fn: Any) -> Any:
+    """Options shared by run and resume: budgets, stop conditions, outputs."""
+    opts = [
+        click.option("--max-steps", type=int, default=DEFAULT_MAX_STEPS, show_default=True,
+                     help="Instruction budget across all agents (0 = unlimited)."),
+        click.option("--max-cycles", type=int, default=None, help="Cycle budget (machine clock)."),
+        click.option("--max-seconds", type=float, default=None, help="Wall-time budget."),
+        click.option("--until-pc", "until_pc", type=ADDRESS, multiple=True,
+                     help="Stop before executing ADDR (repeatable)."),
+        click.option("--until-symbol", "until_symbol", multiple=True, metavar="SYMBOL",
+                     help="Stop before executing SYMBOL (repeatable)."),
+        click.option("--stop-on-trap", is_flag=True, help="Stop when any trap is raised."),
+        click.option("--dump-state", type=click.Choice(["json", "text"]), default=None,
+                     help="Print the final machine state."),
+        click.option("--dump-out", type=click.Path(dir_okay=False, writable=True), default=None,
+                     help="Write the state dump to a file instead of stdout."),
+        click.option("--snapshot-out", type=click.Path(dir_okay=False, writable=True), default=None,
+                     help="Save a snapshot of the final machine (resume with `tessera resume`)."),
+        click.option("--progress/--no-progress", default=None,
+                     help="Progress bar on long runs (default: when stderr is a terminal)."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _finish(machine: Machine, result: Any, *, dump_state: str | None, dump_out: str | None,
+            snapshot_out: str | None) -> None:
+    if snapshot_out:
+        machine.save_snapshot(snapshot_out)
+    if dump_state:
+        state = machine.state()
+        if result is not None:
+            state["result"] = result.as_dict()
+        text = json.dumps(state, indent=2, sort_keys=True) if dump_state == "json" else state_text(machine, state)
+        if dump_out:
+            with open(dump_out, "w") as fh:
+                fh.write(text + "\n")
+        else:
+            click.echo(text)
+
+
+def execute(machine: Machine, *, max_steps: int, max_cycles: int | None, max_seconds: float | None,
+            until_pc: tuple[int, ...], until_symbol: tuple[str, ...], stop_on_trap: bool,
+            dump_state: str | None, dump_out: str | None, snapshot_out: str | None,
+            progress: bool | None) -> int:
+    """Run ``machine`` and report; returns the process exit status."""
+    result = None
+    try:
+        with RunProgress(max_steps or None, enabled=progress) as bar:
+            result = machine.run(max_steps=max_steps or None, max_cycles=max_cycles,
+                                 max_seconds=max_seconds, until_pc=until_pc,
+                                 until_symbol=until_symbol, stop_on_trap=stop_on_trap,
+                                 progress=bar.callback)
+    except TesseraError as err:
+        result = getattr(err, "result", None)
+        _finish(machine, result, dump_state=dump_state, dump_out=dump_out, snapshot_out=snapshot_out)
+        raise
+    log.info("run finished", reason=result.reason, steps=result.steps, cycles=result.cycles,
+             seconds=round(result.seconds, 6))
+    _finish(machine, result, dump_state=dump_state, dump_out=dump_out, snapshot_out=snapshot_out)
+    if result.reason == "halted":
+        return (result.exit_code or 0) & 0xFF
+    if result.reason in ("breakpoint", "trap"):
+        click.echo(f"stopped: {result.detail} (agent {result.agent})", err=True)
+    return 0
+
+
+@click.command()
+@click.argument("program", type=click.Path(dir_okay=False))
+@click.option("--arch", "arch_name", default=None, help="Architecture (default: from the ELF header).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="Program format (auto: ELF by magic, .s/.asm assembly, .hex/.words word list, else raw).")
+@click.option("--load", type=ADDRESS, default=None, help="Load address of a raw image or word list.")
+@click.option("--entry", type=ADDRESS, default=None, help="Start address (overrides the program's).")
+@click.option("--memory-cap", type=SIZE, default=DEFAULT_MEMORY_CAP, show_default=True,
+              help="Most RAM/ROM the machine may allocate.")
+@click.option("--auto-map", is_flag=True, help="Map RAM for segments outside the architecture's memory map.")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="Architecture configuration (repeatable; see the plugin's docs).")
+@budget_options
+@click.pass_obj
+def run(obj: Any, program: str, arch_name: str | None, fmt: str, load: int | None,
+        entry: int | None, memory_cap: int, auto_map: bool, settings: tuple[str, ...],
+        **opts: Any) -> int:
+    """Load PROGRAM (ELF, raw image, word list or assembly) and run it.
+
+    Exit status: the program's own exit status when it halts; a distinct code per
+    error class otherwise (see docs/errors.md).
+    """
+    arch = resolve_arch(obj.host, arch_name, program, memory_cap)
+    machine = Machine(arch, host=obj.host, memory_cap=memory_cap, config=parse_settings(settings))
+    loaded = load_program(machine, program, fmt=fmt, load=load, entry=entry, auto_map=auto_map)
+    log.info("loaded", program=program, format=loaded.format, entry=hex(loaded.entry),
+             segments=[(hex(a), n) for a, n in loaded.segments])
+    return execute(machine, **opts)
+
+
+@click.command()
+@click.argument("snapshot", type=click.Path(dir_okay=False))
+@budget_options
+@click.pass_obj
+def resume(obj: Any, snapshot: str, **opts: Any) -> int:
+    """Restore a machine from SNAPSHOT (``run --snapshot-out``) and keep running it."""
+    machine = Machine.load_snapshot(snapshot, host=obj.host)
+    return execute(machine, **opts)

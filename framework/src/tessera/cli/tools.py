@@ -1,0 +1,131 @@
+"""``tessera asm`` and ``tessera disasm``: the encoding table's assembler and disassembler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from tessera.cli.params import ADDRESS, parse_int
+from tessera.errors import ConfigError, LoadError
+from tessera.isa import Disassembler
+from tessera.loaders import detect_format, parse_words, read_file
+from tessera.memory import DEFAULT_MEMORY_CAP
+from tessera.session import resolve_arch
+
+
+@click.command()
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option("--arch", "arch_name", required=True, help="Architecture.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the image here (default: print a listing).")
+@click.option("--format", "fmt", type=click.Choice(["bin", "words"]), default="bin", show_default=True,
+              help="Output: raw binary image, or one hex word per line.")
+@click.option("--base", type=ADDRESS, default=None, help="Start address (default: the reset PC).")
+@click.pass_obj
+def asm(obj: Any, source: str, arch_name: str, output: str | None, fmt: str, base: int | None) -> int:
+    """Assemble SOURCE for an architecture."""
+    from tessera.isa.asm import assemble
+
+    arch = obj.host.architecture(arch_name)
+    data = read_file(source, DEFAULT_MEMORY_CAP)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LoadError(f"{source} is not UTF-8 text") from None
+    program = assemble(arch, text, file=source, base=arch.reset_pc if base is None else base)
+    start, blob = program.image()
+    if output is None:
+        symbols = {v: k for k, v in program.symbols.items()}
+        click.echo(Disassembler(arch).listing(blob, start, symbols))
+        return 0
+    if fmt == "words":
+        step = arch.word_bytes
+        if len(blob) % step:
+            blob += bytes(step - len(blob) % step)
+        lines = [f"{int.from_bytes(blob[i:i + step], arch.endian):0{step * 2}x}"
+                 for i in range(0, len(blob), step)]
+        with open(output, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+    else:
+        with open(output, "wb") as fh:
+            fh.write(blob)
+    click.echo(f"{output}: {len(blob)} bytes at {start:#x}", err=True)
+    return 0
+
+
+def _elf_code(data: bytes, path: str) -> tuple[list[tuple[int, bytes]], dict[int, str]]:
+    import io
+
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        chunks = []
+        for sec in elf.iter_sections():
+            if sec["sh_type"] == "SHT_PROGBITS" and sec["sh_flags"] & 0x4:  # SHF_EXECINSTR
+                chunks.append((sec["sh_addr"], sec.data()))
+        if not chunks:
+            for seg in elf.iter_segments():
+                if seg["p_type"] == "PT_LOAD" and seg["p_flags"] & 0x1:
+                    chunks.append((seg["p_vaddr"], seg.data()))
+        symbols: dict[int, str] = {}
+        symtab = elf.get_section_by_name(".symtab")
+        if symtab is not None and hasattr(symtab, "iter_symbols"):
+            for sym in symtab.iter_symbols():
+                if sym.name and sym["st_info"]["type"] in ("STT_FUNC", "STT_NOTYPE", "STT_OBJECT"):
+                    symbols.setdefault(sym["st_value"], sym.name)
+    except Exception as exc:  # noqa: BLE001
+        raise LoadError(f"{path} is a malformed ELF file: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+    return chunks, symbols
+
+
+@click.command()
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--arch", "arch_name", default=None, help="Architecture (default: from the ELF header).")
+@click.option("--word", "words", multiple=True, metavar="HEX",
+              help="Disassemble this instruction word (repeatable).")
+@click.option("--base", type=ADDRESS, default=0, show_default=True,
+              help="Address of the first byte of a raw file or word.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "elf", "raw", "words"]), default="auto",
+              show_default=True)
+@click.pass_obj
+def disasm(obj: Any, file: str | None, arch_name: str | None, words: tuple[str, ...], base: int,
+           fmt: str) -> int:
+    """Disassemble FILE (ELF, raw image or word list) or --word HEX."""
+    if file is None and not words:
+        raise click.UsageError("give a FILE or at least one --word HEX")
+    if file is not None and words:
+        raise click.UsageError("give either a FILE or --word, not both")
+    arch = resolve_arch(obj.host, arch_name, file)
+    dis = Disassembler(arch)
+    if words:
+        width = arch.word_bits // 4
+        for i, text in enumerate(words):
+            try:
+                value = parse_int(text if text.lower().startswith("0x") else "0x" + text)
+            except ValueError:
+                raise ConfigError(f"--word {text!r} is not a hex word") from None
+            if not 0 <= value < 1 << arch.word_bits:
+                raise ConfigError(f"--word {text} does not fit in {arch.word_bits} bits")
+            addr = base + i * arch.word_bytes
+            click.echo(f"{addr:08x}:  {value:0{width}x}  {dis.word(value, addr)}")
+        return 0
+    assert file is not None
+    data = read_file(file, DEFAULT_MEMORY_CAP)
+    kind = detect_format(file, data[:4]) if fmt == "auto" else fmt
+    if kind == "elf":
+        chunks, symbols = _elf_code(data, file)
+        for addr, blob in chunks:
+            click.echo(dis.listing(blob, addr, symbols))
+        return 0
+    if kind == "words":
+        try:
+            values = parse_words(data.decode("utf-8"), file, arch.word_bits)
+        except UnicodeDecodeError:
+            raise LoadError(f"{file} is not a text word list") from None
+        data = b"".join(v.to_bytes(arch.word_bytes, arch.endian) for v in values)
+    if kind == "asm":
+        raise ConfigError("disasm takes binaries; assemble the source first")
+    click.echo(dis.listing(data, base))
+    return 0
