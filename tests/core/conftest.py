@@ -12,12 +12,10 @@ encoding table (no assembler).  ``prog`` takes items that are
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import pytest
 
-import tessera
 from tessera.isa import Encoder
 from tessera.machine import Machine
 from tessera.plugins import PluginHost
@@ -186,10 +184,28 @@ def producer_consumer(n: int = 20) -> tuple[Any, ...]:
     )
 
 
+def racy(n: int = 20) -> tuple[Any, ...]:
+    """Both cores increment the shared word ``ctr`` n times with ld/addi/st (lost updates
+    depend on the interleaving); each halts with the last value it stored."""
+    return (
+        ("li", dict(rd=4, limm="ctr")),
+        ("li", dict(rd=2, limm=n)),
+        "loop:",
+        ("ld", dict(rd=3, rs1=4, imm=0)),
+        ("addi", dict(rd=3, rs1=3, imm=1)),
+        ("st", dict(rd=3, rs1=4, imm=0)),
+        ("addi", dict(rd=2, rs1=2, imm=-1)),
+        ("bne", dict(rd=2, rs1=0, boff="loop")),
+        ("halt", dict(rd=3)),
+        "ctr:",
+        0,
+    )
+
+
 def spin(n: int = 0) -> tuple[Any, ...]:
     """An endless loop at address 0 (optionally after ``n`` nops)."""
     return (*[("nop", {})] * n, "top:", ("jmp", dict(joff="top")))
 
 
 __all__ = ["TOY", "ENC", "encode", "words", "prog", "labels", "Plugin", "make_host", "new_machine",
-           "sum_loop", "producer_consumer", "spin", "CONSOLE", "ROM_BASE", "tessera", "sys"]
+           "sum_loop", "producer_consumer", "spin", "racy", "CONSOLE", "ROM_BASE"]

@@ -194,11 +194,16 @@ INTERRUPTED_EXIT = 130
 
 
 def all_error_classes() -> list[type[TesseraError]]:
-    """Every concrete error class with its exit code (for docs and tests)."""
+    """Every error class of this module with its exit code (for docs and tests).
+
+    Only the classes defined here: subclasses elsewhere (the assembler's expression
+    errors, a plugin's own errors) reuse their base's code, and the answer must not
+    depend on which modules happen to be imported.
+    """
     seen: list[type[TesseraError]] = []
     stack: list[type[TesseraError]] = [TesseraError]
     while stack:
         cls = stack.pop(0)
         seen.append(cls)
-        stack.extend(cls.__subclasses__())
+        stack.extend(c for c in cls.__subclasses__() if c.__module__ == __name__)
     return seen

@@ -164,7 +164,9 @@ def tessera_timing_model(machine: "Machine", arch: "Architecture") -> Any:
 def tessera_machine_ready(machine: "Machine") -> None:
     """The machine is built, loaded and about to run for the first time.
 
-    Good place to add sync objects, set registers, or subscribe to things.
+    Good place to set registers or subscribe to things.  It is called again for a
+    machine restored from a snapshot, whose state already holds whatever was added
+    the first time: check ``machine.restored`` before adding sync objects or agents.
     """
 
 

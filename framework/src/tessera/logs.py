@@ -13,6 +13,13 @@ import sys
 import structlog
 
 
+def _stderr_logger(*_args: object) -> structlog.PrintLogger:
+    """A logger for whatever ``sys.stderr`` is *now*: callers (test runners, embedding
+    applications, the CLI under a runner) may swap and close the stream that was
+    current when :func:`configure` ran."""
+    return structlog.PrintLogger(file=sys.stderr)
+
+
 def configure(verbosity: int = 0, fmt: str = "console") -> None:
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
     renderer: structlog.typing.Processor
@@ -28,7 +35,7 @@ def configure(verbosity: int = 0, fmt: str = "console") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
 

@@ -46,6 +46,16 @@ class PluginRecord:
     plugin: Any = attrs.field(default=None, repr=False)
 
 
+def call_impl(impl: Any, **kwargs: Any) -> Any:
+    """Call one hook implementation with just the arguments it declares.
+
+    pluggy lets an implementation accept a subset of a hook's arguments; every place
+    that calls implementations one by one (to isolate or name a failing plugin) goes
+    through here.
+    """
+    return impl.function(*[kwargs[name] for name in impl.argnames])
+
+
 def _split_env(name: str) -> list[str]:
     return [p.strip() for p in os.environ.get(name, "").split(",") if p.strip()]
 
@@ -209,8 +219,7 @@ class PluginHost:
         out = []
         for impl in self.impls(hook):
             try:
-                args = [kwargs[a] for a in impl.argnames]
-                out.append((impl.plugin_name, impl.function(*args)))
+                out.append((impl.plugin_name, call_impl(impl, **kwargs)))
             except PluginError:
                 raise
             except Exception as exc:  # noqa: BLE001
@@ -225,8 +234,7 @@ class PluginHost:
         """The first non-``None`` result of ``hook`` (for firstresult hooks), with its plugin."""
         for impl in self.impls(hook):
             try:
-                args = [kwargs[a] for a in impl.argnames]
-                res = impl.function(*args)
+                res = call_impl(impl, **kwargs)
             except Exception as exc:  # noqa: BLE001
                 raise PluginError(f"{hook} raised {type(exc).__name__}: {exc}",
                                   plugin=impl.plugin_name) from exc

@@ -23,6 +23,8 @@ from tessera.plugins import PluginHost, set_default_host
 from tessera.version import __version__
 
 PLUGIN_OPTIONS = ("--no-plugin", "--only-plugin", "--plugin-module")
+# click >= 8.2 raises this (a UsageError whose message is the whole help) for a bare `tessera`
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 class Context:
@@ -50,6 +52,23 @@ def _scan_plugin_options(argv: list[str]) -> dict[str, list[str]]:
     return found
 
 
+def _scan_log_options(argv: list[str]) -> tuple[int, str]:
+    """``-v``/``--verbose`` count and ``--log-format``, read early so plugin loading logs obey them."""
+    verbosity, fmt = 0, "console"
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--verbose":
+            verbosity += 1
+        elif len(arg) > 1 and arg[0] == "-" and arg[1] != "-" and set(arg[1:]) == {"v"}:
+            verbosity += len(arg) - 1
+        elif arg == "--log-format" and i + 1 < len(argv):
+            fmt = argv[i + 1]
+        elif arg.startswith("--log-format="):
+            fmt = arg.split("=", 1)[1]
+    return verbosity, fmt if fmt in ("console", "json") else "console"
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tessera")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
@@ -67,7 +86,7 @@ def cli(ctx: click.Context, debug: bool, verbose: int, log_format: str, no_plugi
         only_plugin: tuple[str, ...], plugin_module: tuple[str, ...]) -> None:
     """Tessera: emulate accelerator and GPGPU instruction sets through plugins."""
     logs.configure(verbose, log_format)
-    host = ctx.meta.get("tessera.host")
+    host = ctx.obj if isinstance(ctx.obj, PluginHost) else None  # main() passes obj=host
     if host is None:  # invoked without main() (tests using CliRunner)
         host = PluginHost(disabled=no_plugin, only=only_plugin or None, extra_modules=plugin_module)
     set_default_host(host)
@@ -125,14 +144,22 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args or os.environ.get("TESSERA_DEBUG") == "1"
     code = 0
     try:
+        logs.configure(*_scan_log_options(args))  # before the host: plugin loading logs too
         opts = _scan_plugin_options(args)
         host = PluginHost(disabled=opts["--no-plugin"], only=opts["--only-plugin"] or None,
                           extra_modules=opts["--plugin-module"])
         add_plugin_commands(cli, host)
         rv = cli.main(args=args, prog_name="tessera", standalone_mode=False,
-                      meta={"tessera.host": host})
+                      obj=host)
         code = rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except _NO_ARGS_IS_HELP as exc:  # bare `tessera`: the help text, as click shows it
+        exc.show()
+        code = exc.exit_code
+    except click.UsageError as exc:  # one line, like every other failure
+        where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        click.echo(f"tessera: usage error: {exc.format_message()}{where}", err=True)
         code = exc.exit_code
     except click.ClickException as exc:
         exc.show()

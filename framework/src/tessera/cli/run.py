@@ -9,7 +9,7 @@ import click
 import structlog
 
 from tessera.cli.params import ADDRESS, SIZE, parse_settings
-from tessera.errors import TesseraError
+from tessera.errors import ConfigError, TesseraError
 from tessera.loaders import FORMATS, load_program
 from tessera.machine import Machine
 from tessera.memory import DEFAULT_MEMORY_CAP
@@ -49,6 +49,15 @@ def budget_options(fn: Any) -> Any:
 
 def _finish(machine: Machine, result: Any, *, dump_state: str | None, dump_out: str | None,
             snapshot_out: str | None) -> None:
+    try:
+        _write_outputs(machine, result, dump_state=dump_state, dump_out=dump_out,
+                       snapshot_out=snapshot_out)
+    except OSError as exc:  # e.g. a missing directory: one line, not an internal error
+        raise ConfigError(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}") from None
+
+
+def _write_outputs(machine: Machine, result: Any, *, dump_state: str | None, dump_out: str | None,
+                   snapshot_out: str | None) -> None:
     if snapshot_out:
         machine.save_snapshot(snapshot_out)
     if dump_state:

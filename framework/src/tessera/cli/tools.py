@@ -39,17 +39,20 @@ def asm(obj: Any, source: str, arch_name: str, output: str | None, fmt: str, bas
         symbols = {v: k for k, v in program.symbols.items()}
         click.echo(Disassembler(arch).listing(blob, start, symbols))
         return 0
-    if fmt == "words":
-        step = arch.word_bytes
-        if len(blob) % step:
-            blob += bytes(step - len(blob) % step)
-        lines = [f"{int.from_bytes(blob[i:i + step], arch.endian):0{step * 2}x}"
-                 for i in range(0, len(blob), step)]
-        with open(output, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
-    else:
-        with open(output, "wb") as fh:
-            fh.write(blob)
+    try:
+        if fmt == "words":
+            step = arch.word_bytes
+            if len(blob) % step:
+                blob += bytes(step - len(blob) % step)
+            lines = [f"{int.from_bytes(blob[i:i + step], arch.endian):0{step * 2}x}"
+                     for i in range(0, len(blob), step)]
+            with open(output, "w") as fh:
+                fh.write("\n".join(lines) + "\n")
+        else:
+            with open(output, "wb") as fh:
+                fh.write(blob)
+    except OSError as exc:  # e.g. a missing directory: one line, not an internal error
+        raise ConfigError(f"cannot write {output}: {exc.strerror or exc}") from None
     click.echo(f"{output}: {len(blob)} bytes at {start:#x}", err=True)
     return 0
 

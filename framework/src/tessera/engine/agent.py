@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.control import Halt, WaitFor
+from tessera.errors import TesseraError
 
 RUNNABLE, WAITING, HALTED = "runnable", "waiting", "halted"
 
@@ -109,6 +110,8 @@ class EngineAgent(Agent):
             except Halt as h:
                 self.halt(h.exit_code)
                 break
+            except TesseraError as err:  # e.g. a DMA fault: say which engine it was
+                raise err.with_context(agent=self.name) from None
             self.instret += 1
             done += 1
             self.completed.add(1, self)

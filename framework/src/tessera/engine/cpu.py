@@ -101,8 +101,8 @@ class CpuAgent(Agent):
                 self._commit(pc, cycles, k)
                 self.park(w.obj, w.reason)
                 return n + k
-            except Halt as h:
-                self._commit(pc, cycles, k + 1)
+            except Halt as h:  # the halting instruction retires: count it and charge its cycles
+                self._commit(pc, cycles + ins.cycles, k + 1)
                 self.status = HALTED
                 self.exit_code = h.exit_code
                 return n + k + 1
@@ -143,6 +143,7 @@ class CpuAgent(Agent):
             self.machine.notify_trap(self, trap)
         take = self.arch.take_trap
         if take is not None and take(self, trap):
+            self.cycles += self.arch.timing.get("trap", 1)  # trap entry is not free
             return
         word = trap.info.get("word")
         if word is None and self._translator is not None:

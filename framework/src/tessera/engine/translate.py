@@ -15,6 +15,7 @@ from typing import Any
 from tessera.control import ControlSignal, StopRequest
 from tessera.errors import ConfigError, PluginError, TesseraError
 from tessera.isa.instruction import Instruction
+from tessera.plugins import call_impl
 
 
 def _guard(cb: Any, plugin: str, where: str) -> Any:
@@ -88,7 +89,7 @@ class Translator:
     def decode(self, word: int, pc: int) -> Instruction:
         for impl in self.decode_hooks:
             try:
-                ins = impl.function(machine=self.machine, arch=self.arch, word=word, address=pc)
+                ins = call_impl(impl, machine=self.machine, arch=self.arch, word=word, address=pc)
             except (ControlSignal, TesseraError):
                 raise
             except Exception as exc:  # noqa: BLE001
@@ -107,7 +108,7 @@ class Translator:
             befores, afters = [], []
             for impl in self.instrumenters:
                 try:
-                    got = impl.function(machine=self.machine, arch=self.arch, ins=ins)
+                    got = call_impl(impl, machine=self.machine, arch=self.arch, ins=ins)
                 except Exception as exc:  # noqa: BLE001
                     raise PluginError(f"tessera_execute_instrument raised {type(exc).__name__}: {exc}",
                                       plugin=impl.plugin_name, pc=pc, word=word) from exc

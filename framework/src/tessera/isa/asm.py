@@ -472,17 +472,18 @@ class Context:
                                  "layout must be defined before it is used)", offset + exc.offset)
             if not state.final:
                 return 0
-            raise exc.relocate(self.file, self.line, self.column + offset) from None
+            raise exc.at(self.file, self.line, self.column + offset) from None
         except ExpressionError as exc:
-            raise exc.relocate(self.file, self.line, self.column + offset) from None
+            raise exc.at(self.file, self.line, self.column + offset) from None
 
     def string(self, text: str, offset: int = 0) -> bytes:
         """Decode a ``"..."`` literal that must make up all of ``text``."""
         try:
             data, end = read_string(text)
         except ExpressionError as exc:
-            raise exc.relocate(self.file, self.line, self.column + offset) from None
+            raise exc.at(self.file, self.line, self.column + offset) from None
         if end != len(text):
+            end = _skip_space(text, end)
             raise self.error(f"unexpected {_short(text[end:])} after the string", offset + end)
         return data
 
@@ -529,9 +530,11 @@ class Assembler:
                 return None
 
             def directive(self, name, args, ctx):
-                if name == ".half3":                      # three copies of a half-word
+                if name == ".byte3":                      # three copies of a byte
                     value = ctx.value()                   # 0 in layout passes if undefined
-                    ctx.emit(value.to_bytes(2, "little", signed=value < 0) * 3)
+                    if not -128 <= value <= 255:
+                        raise ctx.error(f"{value} does not fit in a byte")
+                    ctx.emit(bytes([value & 0xFF]) * 3)
                     return True
                 return False
 
@@ -551,7 +554,10 @@ class Assembler:
         self._fields = arch.field_map
         self._files = arch.register_file_map
         self._templates: dict[Encoding, tuple[tuple[str, str], ...]] = {}
-        self._mnemonics = sorted({e.mnemonic.lower() for e in arch.encodings})
+        self._forms: dict[str, list[Encoding]] = {}  # arch.encodings_named, precomputed
+        for enc in arch.encodings:
+            self._forms.setdefault(enc.mnemonic.lower(), []).append(enc)
+        self._mnemonics = sorted(self._forms)
         self._space = 1 << arch.address_bits
 
     # -- extension points ------------------------------------------------------------
@@ -622,7 +628,7 @@ class Assembler:
         else:
             sec = next(s for s in layout.sections.values() if s.name in layout.used)
             raise AssemblyError("section placement does not settle (a section's size depends "
-                                "on where it is placed)", file=file, line=sec.line)
+                                "on where it is placed)", file=file, line=sec.line, column=1)
         final = self._walk(statements, _Pass(self, final=True, base=base, origins=origins,
                                              known=self._resolve(layout)))
         for name, sec in final.sections.items():
@@ -630,7 +636,7 @@ class Assembler:
             if before is None or before.extent != sec.extent:
                 raise AssemblyError(f"section {name} changed size between passes (a pseudo-"
                                     "instruction or directive is not deterministic)",
-                                    file=file, line=sec.line)
+                                    file=file, line=sec.line, column=1)
         return final.program()
 
     def parse_line(self, text: str, line: int) -> Statement:
@@ -706,7 +712,7 @@ class Assembler:
                     raise AssemblyError(
                         f"unknown directive {stmt.name!r}{_suggest(stmt.name, sorted(_BUILTINS))}",
                         file=self.file, line=stmt.line, column=stmt.column)
-                handler(self, ctx)
+                getattr(self, handler)(ctx)
         else:
             lines = self.expand(stmt.name, stmt.args, state.section.location)
             if lines is None:
@@ -723,10 +729,11 @@ class Assembler:
                 if sub.labels:
                     raise AssemblyError("an expansion may not define labels")
                 self._statement(sub, state, depth + 1)
-        except AssemblyError as exc:
+        except AssemblyError as exc:  # columns inside generated text mean nothing to the user
             exc.line, exc.column = stmt.line, stmt.column
-            exc.message += f" (in the expansion of {stmt.name!r})"
-            exc.args = (exc.message,)
+            if depth == 0:
+                exc.message += f" (in the expansion of {stmt.name!r})"
+                exc.args = (exc.message,)
             raise
 
     def _assign(self, ctx: Context, name: str, name_offset: int, expr: str, offset: int,
@@ -745,19 +752,19 @@ class Assembler:
         ctx.define(name, value, kind=kind, offset=name_offset)
 
     def _instruction(self, ctx: Context, stmt: Statement) -> None:
-        forms = self.arch.encodings_named(stmt.name)
+        forms = self._forms.get(stmt.name)
         if not forms:
             raise AssemblyError(
                 f"unknown mnemonic {stmt.name!r}{_suggest(stmt.name, self._mnemonics)}",
                 file=self.file, line=stmt.line, column=stmt.column)
         if not ctx.final:
-            ctx.fill(self.arch.word_bytes)
+            ctx.fill(self.arch.word_bytes, 0, stmt.column - stmt.args_column)
             return
         best: tuple[tuple[int, int], AssemblyError] | None = None
         for enc in forms:
             word, score, error = self._try_form(enc, ctx)
             if error is None:
-                ctx.emit(self.encoder.to_bytes(word))
+                ctx.emit(self.encoder.to_bytes(word), stmt.column - stmt.args_column)
                 return
             if best is None or score > best[0]:
                 best = (score, error)
@@ -769,7 +776,8 @@ class Assembler:
 
     @staticmethod
     def _shape(enc: Encoding) -> str:
-        return f"{enc.mnemonic} {_SLOT.sub(r'\1', enc.syntax)}".rstrip()
+        operands = _SLOT.sub(r"\1", enc.syntax)
+        return f"{enc.mnemonic} {operands}".rstrip()
 
     def _try_form(self, enc: Encoding, ctx: Context
                   ) -> tuple[int, tuple[int, int], AssemblyError | None]:
@@ -908,20 +916,21 @@ class Assembler:
         ctx._state.switch(name, ctx.line)
 
 
+#: Built-in directives and the methods handling them (subclasses may override the methods).
 _BUILTINS = {
-    **dict.fromkeys(_DATA_SIZES, Assembler._d_data),
-    **dict.fromkeys((".ascii", ".asciz", ".string"), Assembler._d_strings),
-    **dict.fromkeys((".space", ".zero"), Assembler._d_space),
-    **dict.fromkeys((".align", ".p2align"), Assembler._d_align),
-    **dict.fromkeys((".equ", ".set"), Assembler._d_equ),
-    **dict.fromkeys((".global", ".globl"), Assembler._d_global),
-    **dict.fromkeys((".text", ".data", ".section"), Assembler._d_section),
-    ".org": Assembler._d_org,
-    ".entry": Assembler._d_entry,
+    **dict.fromkeys(_DATA_SIZES, "_d_data"),
+    **dict.fromkeys((".ascii", ".asciz", ".string"), "_d_strings"),
+    **dict.fromkeys((".space", ".zero"), "_d_space"),
+    **dict.fromkeys((".align", ".p2align"), "_d_align"),
+    **dict.fromkeys((".equ", ".set"), "_d_equ"),
+    **dict.fromkeys((".global", ".globl"), "_d_global"),
+    **dict.fromkeys((".text", ".data", ".section"), "_d_section"),
+    ".org": "_d_org",
+    ".entry": "_d_entry",
 }
 
 
 def assemble(arch: Architecture, text: str, *, file: str = "<input>", base: int = 0) -> Program:
-    """Assemble ``text`` with the architecture's assembler (``arch.assembler`` or the generic one)."""
+    """Assemble ``text`` with ``arch.assembler`` (a subclass) if set, else :class:`Assembler`."""
     cls = arch.assembler or Assembler
     return cls(arch).assemble(text, file=file, base=base)

@@ -288,6 +288,9 @@ class Architecture:
             for op in enc.operand_names:
                 if op not in fields:
                     raise ConfigError(f"{self.name}: {enc.mnemonic} syntax names unknown field {op!r}")
+                if fields[op].field_mask & enc.mask:
+                    raise ConfigError(f"{self.name}: {enc.mnemonic} operand {op!r} overlaps the "
+                                      f"fixed bits of its mask {enc.mask:#x}")
 
     @property
     def word_bytes(self) -> int:

@@ -11,9 +11,10 @@ Design notes:
   there is no tree because every pass simply evaluates the text again.
 * Every failure is an :class:`ExpressionError` carrying ``offset``, the 0-based
   position in the expression text, so the assembler can point a column at the
-  offending token.  A symbol that is not (yet) defined raises the subclass
-  :class:`UndefinedSymbol`, which the assembler's first pass tolerates where a value
-  is not needed yet.
+  offending token when it turns the failure into an
+  :class:`~tessera.errors.AssemblyError`.  A symbol that is not (yet) defined
+  raises the subclass :class:`UndefinedSymbol`, which the assembler's layout passes
+  tolerate where a value is not needed yet.
 * Inputs are untrusted text, so work is bounded: values are limited to
   :data:`MAX_BITS` bits (``1 << 10**9`` must not freeze the process) and
   parentheses to :data:`MAX_NESTING` levels (no ``RecursionError``).
@@ -46,17 +47,22 @@ _SIMPLE_ESCAPES = {
 _BINARY = {"|": 1, "^": 2, "&": 3, "<<": 4, ">>": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
 
 
-class ExpressionError(AssemblyError):
-    """An expression that cannot be evaluated; ``offset`` is 0-based into its text."""
+class ExpressionError(ValueError):
+    """An expression that cannot be evaluated; ``offset`` is 0-based into its text.
+
+    Deliberately not a :class:`~tessera.errors.TesseraError` (each of those has its own
+    exit code and documentation): without a file and line it is only a fragment of a
+    user-facing error.  Callers turn it into an ``AssemblyError`` with :meth:`at`.
+    """
 
     def __init__(self, message: str, offset: int = 0) -> None:
         super().__init__(message)
+        self.message = message
         self.offset = offset
 
-    def relocate(self, file: str, line: int, column: int) -> ExpressionError:
-        """Anchor the error in a source file; ``column`` is where the expression text starts."""
-        self.file, self.line, self.column = file, line, column + self.offset
-        return self
+    def at(self, file: str, line: int, column: int) -> AssemblyError:
+        """The user-facing error; ``column`` (1-based) is where the expression text starts."""
+        return AssemblyError(self.message, file=file, line=line, column=column + self.offset)
 
 
 class UndefinedSymbol(ExpressionError):

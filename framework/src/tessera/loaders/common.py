@@ -38,9 +38,24 @@ def read_file(path: str, cap: int) -> bytes:
         raise LoadError(f"{path} is {size:#x} bytes, larger than the {cap:#x}-byte memory cap")
     try:
         with open(path, "rb") as fh:
-            return fh.read()
+            data = _read_at_most(fh, cap + 1)  # a device or FIFO has no size: never read past the cap
     except OSError as exc:
         raise LoadError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > cap:
+        raise LoadError(f"{path} is larger than the {cap:#x}-byte memory cap")
+    return data
+
+
+def _read_at_most(fh: Any, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit:
+        chunk = fh.read(min(1 << 20, limit - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def place(machine: Any, address: int, data: bytes, memsize: int | None = None, *,
@@ -59,6 +74,7 @@ def place(machine: Any, address: int, data: bytes, memsize: int | None = None, *
     if size > machine.budget.cap:
         raise LoadError(f"{what} needs {size:#x} bytes, more than the {machine.budget.cap:#x}-byte "
                         "memory cap")
+    fresh = False  # a RAM region just mapped for this range is already all zeros
     if not space.covers(address, size):
         if not auto_map:
             raise LoadError(f"{what} [{address:#x}, {address + size:#x}) lies outside mapped memory "
@@ -67,10 +83,21 @@ def place(machine: Any, address: int, data: bytes, memsize: int | None = None, *
             space.add_ram(f"load@{address:#x}", address, size)
         except ConfigError as exc:
             raise LoadError(f"{what}: {exc.message}") from None
+        fresh = True
     if data:
         space.write_bytes(address, data, force=True)
-    if size > len(data):
-        space.write_bytes(address + len(data), bytes(size - len(data)), force=True)
+    if size > len(data) and not fresh:
+        _zero_fill(space, address + len(data), size - len(data))
+
+
+def _zero_fill(space: Any, address: int, n: int) -> None:
+    """Zero ``n`` bytes in bounded chunks: a large bss must not cost its size again in temporaries."""
+    zeros = bytes(min(n, 1 << 20))
+    while n > 0:
+        take = min(n, len(zeros))
+        space.write_bytes(address, zeros if take == len(zeros) else zeros[:take], force=True)
+        address += take
+        n -= take
 
 
 def _describe_map(space: Any) -> str:

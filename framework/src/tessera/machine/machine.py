@@ -26,11 +26,19 @@ from tessera.control import StopRequest
 from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent
 from tessera.engine.cpu import CpuAgent
 from tessera.engine.translate import Translator
-from tessera.errors import BudgetExceeded, ConfigError, Deadlock, PluginError, SnapshotError
+from tessera.errors import (
+    BudgetExceeded,
+    ConfigError,
+    Deadlock,
+    PluginError,
+    SnapshotError,
+    TesseraError,
+)
 from tessera.isa.decoder import Decoder
 from tessera.isa.description import Architecture
 from tessera.machine.clock import NominalTiming
 from tessera.memory.space import DEFAULT_MEMORY_CAP, AddressSpace, MemoryBudget
+from tessera.plugins import call_impl
 from tessera.sync import SyncObject
 from tessera.version import __version__
 
@@ -44,7 +52,8 @@ class RunResult:
     """How a call to :meth:`Machine.run` ended.
 
     ``reason`` is ``halted`` (every non-daemon agent halted), ``breakpoint`` (a stop
-    PC or symbol was reached), ``trap`` (``stop_on_trap``) or ``budget``.
+    PC or symbol was reached), ``trap`` (``stop_on_trap``) or ``budget``; the
+    ``tessera_run_finished`` hook also sees ``error`` when the run ends by raising.
     """
 
     reason: str
@@ -85,6 +94,7 @@ class Machine:
         self.stop_on_trap = False
         self._rr = 0
         self._left = 0
+        self.restored = False  # True on a machine rebuilt from a snapshot
         self._init_transient()
         space = self.add_space("main")
         for spec in arch.memory_map:
@@ -219,7 +229,7 @@ class Machine:
     def emit_sync(self, event: Any) -> None:
         for impl in self._sync_listeners:
             try:
-                impl.function(machine=self, event=event)
+                call_impl(impl, machine=self, event=event)
             except Exception as exc:  # noqa: BLE001
                 raise PluginError(f"tessera_sync_event raised {type(exc).__name__}: {exc}",
                                   plugin=impl.plugin_name) from exc
@@ -227,7 +237,7 @@ class Machine:
     def notify_trap(self, agent: Agent, trap: Any) -> None:
         for impl in self._trap_listeners:
             try:
-                impl.function(machine=self, agent=agent, trap=trap)
+                call_impl(impl, machine=self, agent=agent, trap=trap)
             except Exception as exc:  # noqa: BLE001
                 raise PluginError(f"tessera_trap raised {type(exc).__name__}: {exc}",
                                   plugin=impl.plugin_name, agent=agent.name) from exc
@@ -273,6 +283,10 @@ class Machine:
         except StopRequest as stop:
             result = self._result(stop.reason, start_steps, t0, agent=self._current_name(),
                                   pc=stop.pc, detail=f"{stop.reason} at {stop.pc:#x}")
+        except TesseraError as err:
+            self._finished(self._result("error", start_steps, t0, agent=err.agent, pc=err.pc,
+                                        detail=str(err)))
+            raise
         finally:
             for cpu in self.cpus:
                 cpu.resume_pc = None
@@ -334,6 +348,9 @@ class Machine:
             before = agent.instret + agent.traps
             try:
                 n = agent.run_slice(limit, cycle_limit)
+            except StopRequest:  # a stop mid-quantum: the quantum keeps what the slice used
+                self._left -= agent.instret + agent.traps - before
+                raise
             finally:  # exact even when the slice ends in a stop or an error
                 self.total_steps += agent.instret + agent.traps - before
             steps += n
@@ -431,6 +448,7 @@ class Machine:
             raise SnapshotError("unsupported snapshot format")
         machine = payload["machine"]
         machine.host = host
+        machine.restored = True
         machine._init_transient()
         return machine
 

@@ -84,6 +84,9 @@ class Region:
     def read_bytes(self, offset: int, n: int) -> bytes:
         raise self._fault("bulk read from", offset, n, "read")
 
+    def write_bytes(self, offset: int, data: bytes) -> None:
+        raise self._fault("bulk write to", offset, len(data), "write")
+
     def poke(self, offset: int, data: bytes) -> None:
         """Write bytes ignoring permissions (loaders, debuggers)."""
         raise self._fault("bulk write to", offset, len(data), "write")

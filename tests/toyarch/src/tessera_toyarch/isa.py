@@ -72,7 +72,7 @@ ENCODINGS = (
     Encoding("dma.wait", op(16), OPC | 0x3F_FFFF, "{rd}", s.dma_wait, "sync", {"sync"}),
     Encoding("halt", op(17), OPC | 0x3F_FFFF, "{rd}", s.halt, "alu", {"halt"}),
     Encoding("csrr", op(18), OPC | 0x3_FFFC, "{rd}, {csr}", s.csrr, "alu"),
-    Encoding("csrw", op(19), OPC | 0x3C_3FFC, "{csr}, {rs1}", s.csrw, "alu"),
+    Encoding("csrw", op(19), OPC | 0x3C0_3FFC, "{csr}, {rs1}", s.csrw, "alu"),
     Encoding("eret", op(20), 0xFFFF_FFFF, "", s.eret, "branch", {"branch"}),
     Encoding("ecall", op(21), 0xFFFF_FFFF, "", s.ecall, "alu"),
 )

@@ -42,18 +42,18 @@ def st(cpu, ins):
 
 def beq(cpu, ins):
     if cpu.r[ins.rd] == cpu.r[ins.rs1]:
-        return ins.address + ins.boff
+        return (ins.address + ins.boff) & MASK
     return None
 
 
 def bne(cpu, ins):
     if cpu.r[ins.rd] != cpu.r[ins.rs1]:
-        return ins.address + ins.boff
+        return (ins.address + ins.boff) & MASK
     return None
 
 
 def jmp(cpu, ins):
-    return ins.address + ins.joff
+    return (ins.address + ins.joff) & MASK
 
 
 def cid(cpu, ins):
