@@ -564,3 +564,57 @@ def test_failing_plugin_is_skipped_by_isolated_calls():
     assert host.call_each("tessera_conformance_cases", arch=TOY) == [("fine", [{"name": "x"}])]
     with pytest.raises(PluginError):
         make_host(("boom", Boom())).call_each("tessera_conformance_cases", isolate=False, arch=TOY)
+
+
+# -- misbehaving hook results are blamed on the plugin that returned them ----------------
+
+def test_instrument_hook_returning_a_non_pair_names_its_plugin():
+    class WrongShape(Plugin):
+        @tessera.hookimpl
+        def tessera_execute_instrument(self, ins):
+            return "not a pair"
+
+    with pytest.raises(PluginError, match="returned str; it must return None or a") as info:
+        new_machine(prog(*sum_loop(N)), cores=1, plugins=(("shape", WrongShape()),)).run()
+    assert info.value.plugin == "shape"
+
+
+class BrokenTiming:
+    def __init__(self, fail_in):
+        self.fail_in = fail_in
+
+    def cycles(self, ins):
+        if self.fail_in == "cycles":
+            raise ZeroDivisionError("bad price")
+        return 1
+
+    def now(self, machine):
+        if self.fail_in == "now":
+            raise KeyError("no clock")
+        return 0
+
+
+@pytest.mark.parametrize("where, message", [("cycles", "failed to price"),
+                                            ("now", "failed to read the clock")])
+def test_a_raising_timing_model_names_the_timing_plugin(where, message):
+    class Timing(Plugin):
+        @tessera.hookimpl
+        def tessera_timing_model(self, machine, arch):
+            return BrokenTiming(where)
+
+    m = new_machine(prog(*sum_loop(N)), cores=1, plugins=(("clocky", Timing()),))
+    assert m.timing_plugin == "clocky"
+    with pytest.raises(PluginError, match=message) as info:
+        m.run()
+    assert info.value.plugin == "clocky"
+
+
+def test_memory_regions_hook_returning_a_non_region_names_its_plugin():
+    class Regions(Plugin):
+        @tessera.hookimpl
+        def tessera_memory_regions(self, machine, space):
+            return [("ram", 0x40000, 16)]
+
+    with pytest.raises(PluginError, match="returned tuple, not a region") as info:
+        new_machine(b"", cores=1, plugins=(("regions", Regions()),))
+    assert info.value.plugin == "regions"

@@ -1,8 +1,7 @@
 """Tessera: emulate accelerator and GPGPU instruction sets through plugins.
 
 The core knows no ISA.  Architectures and tools arrive as plugins registered under
-the ``tessera`` entry-point group; see ``docs/writing-plugins.md`` and
-``docs/hooks.md``.
+the ``tessera`` entry-point group; see ``docs/hooks.md`` and ``docs/architecture.md``.
 """
 
 import pluggy

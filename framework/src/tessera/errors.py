@@ -19,7 +19,7 @@ class TesseraError(Exception):
     ``message`` is the reason, without context; the context fields are optional and
     are rendered after the reason so the one-line form reads naturally::
 
-        memory fault: write to read-only memory 'rom' at 0x00000010 (agent core0, pc 0x00000008)
+        memory fault: write to read-only rom 'rom' (agent core0, pc 0x00000008, address 0x00020000)
     """
 
     exit_code = 70
@@ -170,6 +170,8 @@ class AssemblyError(TesseraError):
         self.column = column
 
     def __str__(self) -> str:
+        if not self.line:  # raised outside the assembler (e.g. Encoder.encode): no position
+            return f"{self.kind}: {self.message}"
         return f"{self.file}:{self.line}:{self.column}: {self.kind}: {self.message}"
 
 
@@ -181,7 +183,8 @@ class EncodeError(AssemblyError):
 
 
 class SnapshotError(TesseraError):
-    """A snapshot that cannot be read or does not match the installed plugins."""
+    """A snapshot that cannot be read: bad magic, unknown format, damaged, or
+    referring to code (an architecture or plugin module) that is not installed."""
 
     exit_code = 75
     kind = "snapshot error"

@@ -48,7 +48,8 @@ def tessera_architectures() -> list["Architecture"]:
 def tessera_cli_commands(cli: Any) -> None:
     """Add subcommands to the ``tessera`` command line.
 
-    ``cli`` is the root :class:`click.Group`; call ``cli.add_command(cmd)``.  A name
+    ``cli`` collects commands: call ``cli.add_command(cmd)`` with a
+    :class:`click.Command`, or decorate a function with ``@cli.command()``.  A name
     that clashes with a built-in command is refused with the plugin's name.
     """
 
@@ -124,9 +125,11 @@ def tessera_memory_watches(machine: "Machine", space: "AddressSpace") -> list[An
     ``Watch(start, end, on_read=None, on_write=None)``: ``on_read(agent, address,
     size, value)`` may return a replacement value; ``on_write(agent, address, size,
     value)`` may return the value to store instead.  Each fires exactly once per
-    access overlapping ``[start, end)``.  Only the regions a watch overlaps are
-    wrapped, so unwatched memory costs nothing extra.  Instruction fetch is not a
-    data access (use the execute family).
+    access overlapping ``[start, end)`` made through ``space.read``/``space.write``.
+    Only the regions a watch overlaps are wrapped, so unwatched memory costs nothing
+    extra.  Instruction fetch is not a data access (use the execute family), and bulk
+    transfers (``read_bytes``/``write_bytes``: loaders, DMA-style engines) are not
+    watched.
     """
 
 

@@ -102,7 +102,11 @@ class Translator:
     def fill(self, pc: int) -> Instruction:
         word, region = self.space.fetch(pc, self.size)
         ins = self.decode(word, pc)
-        ins.cycles = self.timing.cycles(ins)
+        try:
+            ins.cycles = int(self.timing.cycles(ins))
+        except Exception as exc:  # noqa: BLE001 - a timing model bug is its plugin's
+            raise PluginError(f"timing model failed to price {ins.mnemonic}: {type(exc).__name__}: {exc}",
+                              plugin=self.machine.timing_plugin, pc=pc, word=word) from exc
         run = ins.run or _no_semantics
         if self.instrumenters:
             befores, afters = [], []
@@ -114,6 +118,10 @@ class Translator:
                                       plugin=impl.plugin_name, pc=pc, word=word) from exc
                 if got is None:
                     continue
+                if not (isinstance(got, tuple | list) and len(got) == 2):
+                    raise PluginError(f"tessera_execute_instrument returned {type(got).__name__}; "
+                                      "it must return None or a (before, after) pair",
+                                      plugin=impl.plugin_name, pc=pc, word=word)
                 before, after = got
                 if before is not None:
                     befores.append(_guard(before, impl.plugin_name, "before"))

@@ -37,6 +37,7 @@ from tessera.errors import (
 from tessera.isa.decoder import Decoder
 from tessera.isa.description import Architecture
 from tessera.machine.clock import NominalTiming
+from tessera.memory.regions import Region
 from tessera.memory.space import DEFAULT_MEMORY_CAP, AddressSpace, MemoryBudget
 from tessera.plugins import call_impl
 from tessera.sync import SyncObject
@@ -111,6 +112,9 @@ class Machine:
                 for plugin, regions in self.host.call_each("tessera_memory_regions", isolate=False,
                                                            machine=self, space=space):
                     for region in regions or []:
+                        if not isinstance(region, Region):
+                            raise PluginError(f"tessera_memory_regions returned {type(region).__name__}, "
+                                              "not a region (RAM, ROM or MMIO)", plugin=plugin)
                         try:
                             space.map(region)
                         except ConfigError as exc:
@@ -125,10 +129,11 @@ class Machine:
         self._trap_listeners: list[Any] = []
         self.plugin_of_arch = self.host.plugin_of(self.arch.name) if self.host is not None else None
         self.timing = NominalTiming(self.arch)
+        self.timing_plugin: str | None = None
         if self.host is not None:
             got = self.host.first("tessera_timing_model", machine=self, arch=self.arch)
             if got is not None:
-                self.timing = got[1]
+                self.timing_plugin, self.timing = got
 
     # ------------------------------------------------------------------ building
 
@@ -249,7 +254,11 @@ class Machine:
     @property
     def clock(self) -> int:
         """The machine clock in cycles, as the timing model reads it."""
-        return int(self.timing.now(self))
+        try:
+            return int(self.timing.now(self))
+        except Exception as exc:  # noqa: BLE001
+            raise PluginError(f"timing model failed to read the clock: {type(exc).__name__}: {exc}",
+                              plugin=self.timing_plugin) from exc
 
     def _set_breakpoints(self, stops: set[int]) -> None:
         if stops != self.breakpoints:
@@ -415,7 +424,7 @@ class Machine:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for key in ("host", "_decoders", "_translators", "_prepared", "_sync_listeners",
-                    "_trap_listeners", "timing", "plugin_of_arch"):
+                    "_trap_listeners", "timing", "timing_plugin", "plugin_of_arch"):
             state.pop(key, None)
         return state
 
