@@ -218,3 +218,30 @@ def test_endless_device_as_program_stops_at_the_memory_cap(tmp_path):
     res = Result(proc.returncode, proc.stdout, proc.stderr)
     assert_one_line_error(res, 65, "/dev/zero", "memory cap")
     assert time.perf_counter() - t0 < 10
+
+
+@pytest.mark.parametrize("option, value", [("--max-steps", "-5"), ("--max-cycles", "-1"),
+                                           ("--max-seconds", "-1"), ("--max-seconds", "0")])
+def test_negative_budgets_are_usage_errors(tessera, exit7_elf, option, value):
+    assert_one_line_error(tessera("run", exit7_elf, option, value), 2, option)
+
+
+def test_empty_assembly_file_is_refused(tessera, write):
+    src = write("empty.s", "# nothing here\n")
+    assert_one_line_error(tessera("run", "--arch", "toy", src), 65, "assembles to no bytes")
+
+
+def test_repeated_main_calls_do_not_report_false_command_clashes(tessera, tmp_path, monkeypatch):
+    (tmp_path / "cmdplug.py").write_text(
+        "import click, tessera\n"
+        "TESSERA_API_VERSION = 1\n"
+        "@tessera.hookimpl\n"
+        "def tessera_cli_commands(cli):\n"
+        "    @cli.command('hello')\n"
+        "    def hello():\n"
+        "        click.echo('hello from a plugin')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for _ in range(2):
+        res = tessera("--plugin-module", "cmdplug", "hello")
+        assert res.code == 0 and res.out.strip() == "hello from a plugin"
+        assert "clashes" not in res.err

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 
 import pytest
-from clitools import assert_one_line_error
+from clitools import assert_one_line_error, clean_env, tessera_command
 from elfgen import build_elf
-from toyprog import EXIT7, JMP_SELF, STAGED, SUM30, SUM30_INSTRET, SUM30_WORDS, code
+from toyprog import EXIT7, JMP_SELF, STAGED, SUM30, SUM30_INSTRET, SUM30_WORDS, code, encode
 
 
 @pytest.fixture
@@ -190,8 +192,6 @@ def test_word_list_with_a_bad_token(tessera, write):
 
 
 def test_console_output_reaches_stdout(tessera, write):
-    from toyprog import encode
-
     prog = code(encode("li", rd=1, limm=0x30000), encode("li", rd=2, limm=ord("H")),
                 encode("st", rd=2, rs1=1, imm=0), encode("li", rd=2, limm=ord("i")),
                 encode("st", rd=2, rs1=1, imm=0), encode("halt", rd=0))
@@ -211,3 +211,22 @@ def test_entry_option_overrides_the_elf_entry(tessera, exit7_elf):
     res = tessera("run", exit7_elf, "--entry", "0x104", "--dump-state", "json")
     assert res.code == 0  # skipped `li r1, 7`: halts with r1 = 0
     assert dump(res)["agents"]["core0"]["instret"] == 1
+
+
+def test_ctrl_c_stops_a_run_with_130_and_no_traceback(write, tmp_path):
+    path = write("loop.elf", build_elf(entry=0x100, segments=[(0x100, code(JMP_SELF))]))
+    proc = subprocess.Popen([*tessera_command(), "-v", "run", path, "--max-steps", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=clean_env(), cwd=tmp_path)
+    try:
+        first = proc.stderr.readline()  # the "loaded" log line: the run is about to start
+        assert "loaded" in first, first
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in out + err
+    assert err.splitlines()[-1] == "interrupted"

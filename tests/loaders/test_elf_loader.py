@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pathlib
 import resource
+import subprocess
+import sys
 import time
 import types
 
@@ -437,10 +440,6 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
 def test_large_bss_costs_no_more_than_its_memory(tmp_path, mode, limit_mib):
     # a 64 MiB bss: zeroing must not build a 64 MiB temporary (plus a copy of it) on the side;
     # freshly auto-mapped RAM (64 MiB by itself) is already zero.  Measured in a fresh process.
-    import pathlib
-    import subprocess
-    import sys
-
     here = str(pathlib.Path(__file__).resolve().parent)
     proc = subprocess.run([sys.executable, "-c", _BSS_PROBE.format(here=here), mode,
                            str(tmp_path / "bss.elf")], capture_output=True, text=True, timeout=60)

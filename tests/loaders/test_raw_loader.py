@@ -86,11 +86,11 @@ def test_empty_file(machine, write, name):
 
 WORDLIST = """\
 # sum 1..10 three times: exits with 30
-{0:08x}  {1:08x}   ; two per line
-{2:08x},{3:08x}
+{:08x}  {:08x}   ; two per line
+{:08x},{:08x}
 
-0x{4:08x}
-{5:x}
+0x{:08x}
+{:x}
 """.format(*SUM30_WORDS)
 
 

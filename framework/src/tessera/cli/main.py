@@ -122,6 +122,9 @@ class _CommandCollector:
 
 
 def add_plugin_commands(group: click.Group, host: PluginHost) -> None:
+    """Add the commands of ``host``'s plugins, replacing any a previous host added."""
+    for name in [n for n in group.commands if n not in BUILTIN]:
+        del group.commands[name]
     for impl in host.impls("tessera_cli_commands"):
         collector = _CommandCollector()
         try:

@@ -24,10 +24,10 @@ DEFAULT_MAX_STEPS = 100_000_000
 def budget_options(fn: Any) -> Any:
     """Options shared by run and resume: budgets, stop conditions, outputs."""
     opts = [
-        click.option("--max-steps", type=int, default=DEFAULT_MAX_STEPS, show_default=True,
+        click.option("--max-steps", type=click.IntRange(min=0), default=DEFAULT_MAX_STEPS, show_default=True,
                      help="Instruction budget across all agents (0 = unlimited)."),
-        click.option("--max-cycles", type=int, default=None, help="Cycle budget (machine clock)."),
-        click.option("--max-seconds", type=float, default=None, help="Wall-time budget."),
+        click.option("--max-cycles", type=click.IntRange(min=0), default=None, help="Cycle budget (machine clock)."),
+        click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None, help="Wall-time budget."),
         click.option("--until-pc", "until_pc", type=ADDRESS, multiple=True,
                      help="Stop before executing ADDR (repeatable)."),
         click.option("--until-symbol", "until_symbol", multiple=True, metavar="SYMBOL",

@@ -40,6 +40,8 @@ def load_asm(machine: Any, path: str, data: bytes, *, load: int | None = None,
         raise LoadError(f"{path} is not UTF-8 assembly text") from None
     base = machine.arch.reset_pc if load is None else load
     program = assemble(machine.arch, text, file=path, base=base)
+    if not program.segments:
+        raise LoadError(f"{path} assembles to no bytes")
     loaded = LoadedProgram(path=path, format="asm", entry=0)
     for address, blob in program.segments:
         place(machine, address, blob, what=f"{path}: section at {address:#x}", auto_map=auto_map)
