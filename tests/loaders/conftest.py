@@ -39,18 +39,3 @@ def host():
 def machine():
     """A fresh toy machine (no plugins): RAM 0..0x10000, ROM 0x20000..0x21000, two cores."""
     return Machine(TOY)
-
-
-@pytest.fixture
-def write(tmp_path):
-    """``write(name, bytes_or_text) -> path`` in the test's temporary directory."""
-
-    def _write(name: str, content: bytes | str) -> str:
-        path = tmp_path / name
-        if isinstance(content, str):
-            path.write_text(content)
-        else:
-            path.write_bytes(content)
-        return str(path)
-
-    return _write
