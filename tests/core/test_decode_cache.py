@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import attrs
+
 import tessera
 from tessera.engine import RUNNABLE
 from tessera.machine import Machine
 
-from .conftest import Plugin, encode, labels, make_host, new_machine, prog, sum_loop
+from .conftest import TOY, Plugin, encode, labels, make_host, new_machine, prog, sum_loop
 
 
 class DecodeCounter(Plugin):
@@ -139,3 +141,37 @@ def test_uninstrumented_entries_keep_the_bare_semantic_function():
     m.run()
     cache = m.space.decode_cache("toy")
     assert cache and all(ins.run is ins.encoding.semantics for ins in cache.values())
+
+
+# -- Architecture.refine: instructions completed from the words after them ---------------
+
+def _postfix_refine(ins, peek):
+    """Test rule: an ``li`` followed by a ``nop`` word takes the nop's low 10 bits as its
+    bits 31:22 (like rfPhoenix's immediate postfix); the entry then depends on both words."""
+    if ins.mnemonic != "li":
+        return
+    after = peek(ins.next)
+    if after is not None and after >> 26 == 0:  # a nop
+        ins.limm = (ins.limm & 0x3F_FFFF) | ((after & 0x3FF) << 22)
+        ins.span = ins.size * 2
+
+
+def test_refine_merges_the_following_word_and_writes_to_it_invalidate():
+    arch = attrs.evolve(TOY, refine=_postfix_refine)
+    m = Machine(arch, host=None, config={"cores": 1, "echo": False})
+    code = prog(
+        ("li", dict(rd=1, limm=5)),
+        0x0000_0003,  # nop word carrying 3 -> r1 = 5 | 3 << 22
+        ("halt", dict(rd=0)),
+    )
+    m.space.write_bytes(0, code)
+    m.run()
+    core = m.cpus[0]
+    assert core.r[1] == 5 | 3 << 22
+    assert m.space.decode_cache("toy")[0].span == 8
+    # rewrite only the postfix word: the cached li must be decoded again
+    m.space.write(4, 4, 0x0000_0001)
+    assert 0 not in m.space.decode_cache("toy")
+    core.pc, core.status = 0, RUNNABLE
+    m.run()
+    assert core.r[1] == 5 | 1 << 22

@@ -19,7 +19,7 @@ import click
 
 from tessera import logs
 from tessera.errors import INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, PluginError, TesseraError
-from tessera.plugins import PluginHost, set_default_host
+from tessera.plugins import PluginHost, call_impl, set_default_host
 from tessera.version import __version__
 
 PLUGIN_OPTIONS = ("--no-plugin", "--only-plugin", "--plugin-module")
@@ -128,7 +128,7 @@ def add_plugin_commands(group: click.Group, host: PluginHost) -> None:
     for impl in host.impls("tessera_cli_commands"):
         collector = _CommandCollector()
         try:
-            impl.function(cli=collector)
+            call_impl(impl, cli=collector)
         except Exception as exc:  # noqa: BLE001
             host.fail(impl.plugin_name, f"tessera_cli_commands raised {type(exc).__name__}: {exc}")
             continue

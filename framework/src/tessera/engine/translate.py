@@ -99,9 +99,18 @@ class Translator:
                 return ins
         return self.decoder.decode(word, pc)
 
+    def peek(self, address: int) -> int | None:
+        """The instruction word at ``address``, or ``None`` if it cannot be fetched."""
+        try:
+            return self.space.fetch(address, self.size)[0]
+        except TesseraError:
+            return None
+
     def fill(self, pc: int) -> Instruction:
         word, region = self.space.fetch(pc, self.size)
         ins = self.decode(word, pc)
+        if self.arch.refine is not None:
+            self.arch.refine(ins, self.peek)
         try:
             ins.cycles = int(self.timing.cycles(ins))
         except Exception as exc:  # noqa: BLE001 - a timing model bug is its plugin's
@@ -132,7 +141,7 @@ class Translator:
         if self.breakpoints and pc in self.breakpoints:
             run = breakpoint_wrapper(run)
         ins.run = run
-        if region.cacheable:
-            self.cache.add(pc, ins.size, ins)
-            self.space.mark_code(region, pc, ins.size)
+        if region.cacheable and pc + ins.span <= region.end:
+            self.cache.add(pc, ins.span, ins)
+            self.space.mark_code(region, pc, ins.span)
         return ins

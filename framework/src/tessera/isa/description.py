@@ -239,6 +239,12 @@ class Architecture:
     * ``memory_trap(fault)`` turns a :class:`~tessera.errors.MemoryFault` into the
       architecture's trap, or returns ``None`` to stop the run with the fault.
     * ``dump(agent)`` returns the agent's architectural state as a JSON-able dict.
+    * ``refine(ins, peek)`` completes a decoded instruction from the words after it
+      (rfPhoenix's immediate postfixes): ``peek(address)`` returns the instruction
+      word at ``address`` or ``None`` if it cannot be fetched.  It may change operand
+      attributes, ``ins.next`` and ``ins.span`` (the bytes the instruction depends on,
+      so that writing any of them invalidates the decoded entry).  Called once per
+      decode-cache fill.
     * ``assembler`` is an :class:`~tessera.isa.asm.Assembler` subclass adding
       pseudo-instructions or directives; default: the generic table-driven assembler.
     """
@@ -266,6 +272,7 @@ class Architecture:
     examples: tuple[Example, ...] = ()
     comment_chars: str = "#;"
     assembler: type | None = None
+    refine: Callable[[Any, Callable[[int], int | None]], None] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.word_bits % 8 or self.word_bits <= 0:

@@ -25,6 +25,7 @@ class Instruction:
         self.address = address
         self.size = size
         self.next = address + size
+        self.span = size  # bytes of code this decoded entry depends on (see Architecture.refine)
         self.operands = operands
         self.run = encoding.semantics
         self.cycles = 1
