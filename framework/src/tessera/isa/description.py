@@ -57,7 +57,10 @@ class Field:
     offset is ``"31,7,30:25,11:8"`` with ``scale=1``.  ``kind`` says how the operand
     is written: ``reg`` (a register of ``regfile``), ``imm`` (signed when ``signed``),
     ``uimm``, ``pcrel`` (a signed offset from the instruction address, written as a
-    target address or label) or ``enum`` (a name from ``names``).
+    target address or label) or ``enum`` (a name from ``names``).  A field with a
+    ``default`` may be left out in assembly where the syntax marks it optional
+    (``{mask?}``) or uses it as a mnemonic suffix, and the disassembler leaves it out
+    when it holds the default.
     """
 
     name: str
@@ -67,6 +70,7 @@ class Field:
     scale: int = 0
     regfile: str | None = None
     names: tuple[str, ...] = ()
+    default: int | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.kind not in FIELD_KINDS:
@@ -162,8 +166,15 @@ class RegisterFile:
         return None
 
 
+_SLOT = re.compile(r"\{(\w+)(\?)?\}")
+
+
 def _syntax_slots(syntax: str) -> tuple[str, ...]:
-    return tuple(re.findall(r"\{(\w+)\}", syntax))
+    return tuple(m.group(1) for m in _SLOT.finditer(syntax))
+
+
+def _optional_slots(syntax: str) -> tuple[str, ...]:
+    return tuple(m.group(1) for m in _SLOT.finditer(syntax) if m.group(2))
 
 
 @attrs.frozen
@@ -174,7 +185,9 @@ class Encoding:
     operand template with field names in braces, e.g. ``"{rd}, {imm}({rs1})"``; every
     field the form uses appears in it exactly once.  ``timing`` names a timing class of
     the architecture; ``flags`` are free-form tags (``branch``, ``halt``, ``sync`` …)
-    tools may use.
+    tools may use.  ``suffix`` names an enum field written as a mnemonic suffix
+    (``ld.b``: the size field); a slot written ``{name?}`` (last in the syntax only) is
+    an optional operand whose field has a default.
     """
 
     mnemonic: str
@@ -185,14 +198,29 @@ class Encoding:
     timing: str = "default"
     flags: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
     doc: str = ""
+    suffix: str | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.match & ~self.mask:
             raise ConfigError(f"{self.mnemonic}: match {self.match:#x} has bits outside mask {self.mask:#x}")
+        slots = _syntax_slots(self.syntax)
+        optional = _optional_slots(self.syntax)
+        if optional and (len(optional) > 1 or slots[-1] != optional[0]):
+            raise ConfigError(f"{self.mnemonic}: only the last operand may be optional")
+        if self.suffix is not None and self.suffix in slots:
+            raise ConfigError(f"{self.mnemonic}: field {self.suffix!r} is both suffix and operand")
 
     @property
     def operand_names(self) -> tuple[str, ...]:
-        return _syntax_slots(self.syntax)
+        """Every field the form carries as an operand: the suffix field, then the syntax slots."""
+        slots = _syntax_slots(self.syntax)
+        return (self.suffix, *slots) if self.suffix else slots
+
+    @property
+    def optional_operand(self) -> str | None:
+        """The name of the optional (last) syntax operand, if any."""
+        optional = _optional_slots(self.syntax)
+        return optional[0] if optional else None
 
 
 @attrs.frozen
@@ -298,6 +326,12 @@ class Architecture:
                 if fields[op].field_mask & enc.mask:
                     raise ConfigError(f"{self.name}: {enc.mnemonic} operand {op!r} overlaps the "
                                       f"fixed bits of its mask {enc.mask:#x}")
+            for op in filter(None, (enc.suffix, enc.optional_operand)):
+                if fields[op].default is None:
+                    raise ConfigError(f"{self.name}: {enc.mnemonic} field {op!r} is optional or a "
+                                      "suffix, so it needs a default")
+            if enc.suffix is not None and fields[enc.suffix].kind != "enum":
+                raise ConfigError(f"{self.name}: {enc.mnemonic} suffix field {enc.suffix!r} must be an enum")
 
     @property
     def word_bytes(self) -> int:

@@ -53,10 +53,27 @@ class Disassembler:
         if enc is ILLEGAL:
             return f".word {ins.word:#0{2 + self.arch.word_bits // 4}x}"
         out = enc.syntax
+        optional = enc.optional_operand
+        if optional is not None:
+            slot = "{" + optional + "?}"
+            if ins.operands[optional] == self._fields[optional].default:
+                cut = out.index(slot)  # drop the slot and the separator before it
+                start = out.rfind("}", 0, cut) + 1
+                out = out[:start] + out[cut + len(slot):]
+            else:
+                out = out.replace(slot, "{" + optional + "}")
         for name in enc.operand_names:
+            if name == enc.suffix:
+                continue
             out = out.replace("{" + name + "}", self.operand(self._fields[name], ins.operands[name],
                                                              ins.address, symbols), 1)
-        return f"{enc.mnemonic} {out}".rstrip()
+        mnemonic = enc.mnemonic
+        if enc.suffix is not None:
+            field = self._fields[enc.suffix]
+            value = ins.operands[enc.suffix]
+            if value != field.default:
+                mnemonic += "." + self.operand(field, value, ins.address)
+        return f"{mnemonic} {out}".rstrip()
 
     def word(self, word: int, address: int = 0, symbols: Mapping[int, str] | None = None) -> str:
         """Decode and render one word; an undecodable word renders as ``.word``."""
