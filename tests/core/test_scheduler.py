@@ -6,11 +6,13 @@ from __future__ import annotations
 import attrs
 import pytest
 
+import tessera
+from tessera.control import Yield
 from tessera.engine import HALTED, RUNNABLE
 from tessera.errors import BudgetExceeded, ConfigError
 from tessera.machine import Machine
 
-from .conftest import TOY, labels, new_machine, producer_consumer, prog, racy, spin, sum_loop
+from .conftest import TOY, Plugin, labels, new_machine, producer_consumer, prog, racy, spin, sum_loop
 
 N = 10
 STEPS_PER_CORE = 2 + 3 * N + 1  # li, li, N x (add, addi, bne), halt
@@ -257,3 +259,60 @@ def test_progress_is_reported_every_64k_steps():
     assert r.steps == 3 * 65536 + 10
     assert len(reports) == 3
     assert all(65536 * (i + 1) <= n < 65536 * (i + 1) + m.quantum for i, n in enumerate(reports))
+
+
+
+# -- Yield and the solo quantum ------------------------------------------------------------
+
+class YieldAfterLi(Plugin):
+    """Raises Yield after every ``li`` and records which agent ran each instruction."""
+
+    def __init__(self):
+        self.order: list[str] = []
+
+    @tessera.hookimpl
+    def tessera_execute_instrument(self, ins):
+        def before(agent, ins):
+            self.order.append(agent.name)
+
+        def after(agent, ins):
+            if ins.mnemonic == "li":
+                raise Yield(agent.next_pc)
+
+        return before, after
+
+
+def test_yield_retires_the_instruction_and_ends_the_slice():
+    plugin = YieldAfterLi()
+    m = new_machine(prog(*sum_loop(N)), cores=2, quantum=1000, plugins=(plugin,))
+    r = m.run()
+    assert r.exit_code == sum(range(N + 1))
+    assert m.cpus[0].instret == STEPS_PER_CORE  # the li that yielded still retired
+    # core0 yields after each of its two leading li's, so core1 runs in between
+    assert plugin.order[:4] == ["core0", "core1", "core0", "core1"]
+
+
+def test_solo_quantum_keeps_results_and_determinism():
+    arch = attrs.evolve(TOY, quantum=1, solo_quantum=512)
+    hashes, sums = set(), set()
+    for _ in range(2):
+        m = Machine(arch, host=None, config={"echo": False})
+        m.space.write_bytes(0, prog(*producer_consumer(20)), force=True)
+        m.run()
+        hashes.add(m.state_hash())
+        sums.add(m.agent("core1").exit_code)
+    assert sums == {sum(range(1, 21))} and len(hashes) == 1
+
+
+def test_solo_quantum_applies_only_while_one_agent_is_runnable():
+    arch = attrs.evolve(TOY, quantum=1, solo_quantum=512)
+    m = Machine(arch, host=None, config={"echo": False, "cores": 1})
+    m.space.write_bytes(0, prog(*sum_loop(N)), force=True)
+    m.run(max_steps=2, raise_on_budget=False)
+    # step 1: core0 and the dma engine are runnable (one step); the engine then parks;
+    # step 2: core0 is alone and gets the long quantum
+    assert m._left == 511
+    m2 = Machine(arch, host=None, config={"echo": False, "cores": 2})
+    m2.space.write_bytes(0, prog(*sum_loop(N)), force=True)
+    m2.run(max_steps=1, raise_on_budget=False)
+    assert m2._left == 0  # two runnable cores: one step each, fine-grained

@@ -57,6 +57,19 @@ class WaitFor(ControlSignal):
         self.reason = reason
 
 
+class Yield(ControlSignal):
+    """The instruction completed and the agent must give up the rest of its slice.
+
+    Raised *after* all side effects, with the PC to continue at; the engine retires
+    the instruction and ends the slice, so the scheduler sees at once what the
+    instruction changed (e.g. it enabled another hardware thread).
+    """
+
+    def __init__(self, next_pc: int) -> None:
+        super().__init__(next_pc)
+        self.next_pc = next_pc
+
+
 class StopRequest(ControlSignal):
     """A stop condition (breakpoint PC or symbol) was reached before an instruction ran."""
 

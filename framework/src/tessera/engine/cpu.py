@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.control import Halt, StopRequest, Trap, WaitFor
+from tessera.control import Halt, StopRequest, Trap, WaitFor, Yield
 from tessera.engine.agent import HALTED, Agent
 from tessera.errors import ConfigError, MemoryFault, PluginError, TesseraError, UnhandledTrap
 
@@ -101,6 +101,9 @@ class CpuAgent(Agent):
                 self._commit(pc, cycles, k)
                 self.park(w.obj, w.reason)
                 return n + k
+            except Yield as y:  # the instruction retired; the slice ends here
+                self._commit(y.next_pc, cycles + ins.cycles, k + 1)
+                return n + k + 1
             except Halt as h:  # the halting instruction retires: count it and charge its cycles
                 self._commit(pc, cycles + ins.cycles, k + 1)
                 self.status = HALTED

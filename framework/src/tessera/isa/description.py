@@ -257,6 +257,11 @@ class Architecture:
 
     Behaviour hooks (all optional, all plain functions so the record pickles):
 
+    * ``quantum`` is the steps an agent runs before the scheduler moves on (1 =
+      fine-grained interleaving); ``solo_quantum``, when set, is used instead while
+      only one agent is runnable (interleaving is then unobservable), which is much
+      faster.  An architecture using it must end a slice (``Yield``) in any
+      instruction that makes another agent runnable without a sync object.
     * ``build(machine)`` populates a fresh machine with agents and sync objects (a
       board); default: one CPU agent named ``core0``.
     * ``illegal(word, address)`` returns the :class:`~tessera.control.Trap` an
@@ -292,6 +297,7 @@ class Architecture:
     elf_class: int | None = None
     reset_pc: int = 0
     quantum: int = 1024
+    solo_quantum: int | None = None
     build: Callable[..., None] | None = None
     illegal: Callable[[int, int], Any] | None = None
     take_trap: Callable[[Any, Any], bool] | None = None

@@ -353,6 +353,8 @@ class Machine:
                 continue
             if self._left <= 0:
                 self._left = agent.quantum or self.quantum
+                if self.arch.solo_quantum and len(runnable) == 1:
+                    self._left = max(self._left, self.arch.solo_quantum)
             limit = self._left if step_limit < 0 else min(self._left, step_limit - steps)
             before = agent.instret + agent.traps
             try:
@@ -364,7 +366,8 @@ class Machine:
                 self.total_steps += agent.instret + agent.traps - before
             steps += n
             self._left -= n
-            if agent.status != RUNNABLE or self._left <= 0 or agent.cycles >= cycle_limit:
+            yielded = n < limit and agent.status == RUNNABLE and agent.cycles < cycle_limit
+            if yielded or agent.status != RUNNABLE or self._left <= 0 or agent.cycles >= cycle_limit:
                 self._rr = (self._rr + 1) % count
                 self._left = 0
             if progress is not None and steps >= next_report:
