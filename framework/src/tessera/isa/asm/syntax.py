@@ -1,0 +1,210 @@
+"""Lexical syntax of assembly source: statements, operands and syntax templates.
+
+Everything here is pure text handling with no knowledge of passes, symbols or
+encodings, so it can be read and tested on its own:
+
+* :class:`Statement`, the parsed form of one source line, and the patterns that
+  recognise labels, assignments and names;
+* cutting operand text at top-level commas (:func:`split_operands`), skipping
+  whitespace and quoted literals;
+* compiling an encoding's syntax template (``"{rd}, {imm}({rs1})"``) and matching
+  operand text against it, reporting how far the match got so the assembler can
+  pick the most helpful error among several forms;
+* small helpers for error messages (shortened text, huge numbers, "did you mean").
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+
+import attrs
+
+__all__ = ["Statement", "split_operands"]
+
+_SPACE = " \t\r\f\v"
+_IDENT = r"[A-Za-z_.$][A-Za-z0-9_.$]*"
+_S = r"[ \t\r\f\v]*"
+_LABEL = re.compile(rf"{_S}({_IDENT}){_S}:")
+_ASSIGN = re.compile(rf"{_S}({_IDENT}){_S}=(?!=)")
+_WORD = re.compile(rf"{_S}({_IDENT})")
+_NAME = re.compile(_IDENT)
+_SECTION_NAME = re.compile(r"[A-Za-z0-9_.$]+")
+_CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)|[^\\'])'")
+_SLOT = re.compile(r"\{(\w+)\}")
+
+
+@attrs.frozen
+class Statement:
+    """One parsed source line.
+
+    ``kind`` is ``""`` (labels only or blank), ``"assign"`` (``name = expr``),
+    ``"directive"`` or ``"instruction"``; ``name`` is the assigned symbol, the
+    directive or the mnemonic (directives and mnemonics lower-cased).  Columns are
+    1-based: ``column`` of the name, ``args_column`` of the operand text ``args``.
+    """
+
+    line: int
+    labels: tuple[tuple[str, int], ...] = ()
+    kind: str = ""
+    name: str = ""
+    column: int = 0
+    args: str = ""
+    args_column: int = 0
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _SPACE:
+        i += 1
+    return i
+
+
+def _skip_quoted(text: str, i: int) -> int:
+    """Index after the string or character literal starting at ``text[i]``."""
+    if text[i] == "'":
+        m = _CHAR.match(text, i)
+        return m.end() if m else i + 1
+    i += 1
+    while i < len(text) and text[i] != '"':
+        i += 2 if text[i] == "\\" else 1
+    return min(i + 1, len(text))
+
+
+def split_operands(text: str) -> list[tuple[int, str]]:
+    """Split at commas outside parentheses and quotes: ``[(offset, stripped piece)]``.
+
+    Offsets are 0-based into ``text``, so callers can point columns at each piece.
+    Empty text gives ``[]``; empty pieces (``"1,,2"``) are kept as ``""``.
+    """
+    if not text.strip(_SPACE):
+        return []
+    pieces, start, depth, i = [], 0, 0, 0
+    while i <= len(text):
+        if i == len(text) or (text[i] == "," and depth <= 0):
+            lead = _skip_space(text, start)
+            pieces.append((lead, text[lead:i].rstrip(_SPACE)))
+            start = i + 1
+        elif text[i] in "\"'":
+            i = _skip_quoted(text, i)
+            continue
+        elif text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+        i += 1
+    return pieces
+
+
+def _short(text: str, limit: int = 32) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _num(value: int) -> str:
+    return str(value) if value.bit_length() <= 64 else f"a {value.bit_length()}-bit value"
+
+
+def _suggest(word: str, candidates: list[str]) -> str:
+    close = difflib.get_close_matches(word.lower(), candidates, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+
+# --------------------------------------------------------------------------- templates
+
+
+def _compile_template(syntax: str) -> tuple[tuple[str, str], ...]:
+    """Template parts: ``("slot", field)``, ``("lit", chars)`` or ``("sep", "")``.
+
+    Literal text matches with optional whitespace before each character; whitespace
+    alone between two slots is a required separator.
+    """
+    pieces = _SLOT.split(syntax)
+    parts = []
+    for i, piece in enumerate(pieces):
+        if i % 2:
+            parts.append(("slot", piece))
+        elif piece.strip(_SPACE):
+            parts.append(("lit", "".join(c for c in piece if c not in _SPACE)))
+        elif piece and 0 < i < len(pieces) - 1:
+            parts.append(("sep", ""))
+    return tuple(parts)
+
+
+def _match_template(parts: tuple[tuple[str, str], ...],
+                    text: str) -> tuple[list[tuple[int, int]] | None, int]:
+    """Match operand text: ``(slot spans, furthest position)``; spans ``None`` on failure.
+
+    A slot captures balanced text without a comma at the top level.  Slots are tried
+    shortest first with backtracking; failures are memoised, so the cost stays
+    polynomial whatever the input.
+    """
+    n = len(text)
+    failed: set[tuple[int, int]] = set()
+    furthest = 0
+
+    def could_end(j: int, nxt: tuple[str, str] | None) -> bool:
+        if nxt is None:
+            return _skip_space(text, j) == n
+        if nxt[0] == "sep":
+            return j < n and text[j] in _SPACE
+        if nxt[0] == "lit":
+            k = _skip_space(text, j)
+            return k < n and text[k] == nxt[1][0]
+        return True
+
+    def ends(i: int, nxt: tuple[str, str] | None) -> Iterator[int]:
+        nonlocal furthest
+        depth, j = 0, i
+        while j <= n:
+            furthest = max(furthest, j)
+            if j > i and depth == 0 and could_end(j, nxt):
+                yield j
+            if j == n or (text[j] == "," and depth == 0):
+                return
+            if text[j] in "\"'":
+                j = _skip_quoted(text, j)
+                continue
+            if text[j] == "(":
+                depth += 1
+            elif text[j] == ")":
+                depth -= 1
+                if depth < 0:
+                    return
+            j += 1
+
+    def step(k: int, i: int) -> list[tuple[int, int]] | None:
+        nonlocal furthest
+        furthest = max(furthest, i)
+        if (k, i) in failed:
+            return None
+        result = None
+        if k == len(parts):
+            j = _skip_space(text, i)
+            furthest = max(furthest, j)
+            result = [] if j == n else None
+        elif parts[k][0] == "lit":
+            j = i
+            for c in parts[k][1]:
+                j = _skip_space(text, j)
+                furthest = max(furthest, j)
+                if j >= n or text[j] != c:
+                    break
+                j += 1
+            else:
+                result = step(k + 1, j)
+        elif parts[k][0] == "sep":
+            j = _skip_space(text, i)
+            result = step(k + 1, j) if j > i else None
+        else:
+            start = _skip_space(text, i)
+            for end in ends(start, parts[k + 1] if k + 1 < len(parts) else None):
+                rest = step(k + 1, end)
+                if rest is not None:
+                    result = [(start, len(text[:end].rstrip(_SPACE)))] + rest
+                    break
+        if result is None:
+            failed.add((k, i))
+        return result
+
+    return step(0, 0), furthest
