@@ -42,6 +42,8 @@ class CpuAgent(Agent):
         self.resume_pc: int | None = None
         self.regs: dict[str, list[int]] = {}
         for rf in arch.register_files:
+            if not rf.storage:
+                continue
             if rf.name in _RESERVED or rf.name in self.__dict__:
                 raise ConfigError(f"register file name {rf.name!r} clashes with an agent attribute")
             regs = [0] * rf.count
@@ -52,8 +54,8 @@ class CpuAgent(Agent):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_translator"] = None
-        for rf in self.arch.register_files:  # aliases of regs[...] are restored from it
-            state.pop(rf.name, None)
+        for name in self.regs:  # aliases of regs[...] are restored from it
+            state.pop(name, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -132,7 +134,7 @@ class CpuAgent(Agent):
             n += k + 1
             self.traps += 1
             pc, cycles = self.pc, self.cycles
-            if n >= limit:
+            if n >= limit or self.status == HALTED:
                 return n
 
     def _take_trap(self, trap: Trap) -> None:
@@ -145,7 +147,13 @@ class CpuAgent(Agent):
         if self.machine is not None:
             self.machine.notify_trap(self, trap)
         take = self.arch.take_trap
-        if take is not None and take(self, trap):
+        try:
+            taken = take is not None and take(self, trap)
+        except Halt as h:  # the architecture stops the agent instead (e.g. a double fault)
+            self.status = HALTED
+            self.exit_code = h.exit_code
+            return
+        if taken:
             self.cycles += self.arch.timing.get("trap", 1)  # trap entry is not free
             return
         word = trap.info.get("word")

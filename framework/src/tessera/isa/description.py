@@ -137,7 +137,9 @@ class RegisterFile:
 
     ``names`` are the canonical (disassembly) names; ``aliases`` maps further names
     accepted by the assembler to indices.  ``zero`` is the index hardwired to zero, if
-    any; ``read_only`` lists indices that ignore writes.
+    any; ``read_only`` lists indices that ignore writes.  ``storage=False`` marks a
+    file that exists only for naming operands (e.g. rfPhoenix's 7-bit specifiers that
+    name either a scalar or a vector register): CPU agents allocate nothing for it.
     """
 
     name: str
@@ -147,6 +149,7 @@ class RegisterFile:
     aliases: Mapping[str, int] = attrs.field(factory=dict)
     zero: int | None = None
     read_only: frozenset[int] = frozenset()
+    storage: bool = True
 
     def __attrs_post_init__(self) -> None:
         if not self.names:

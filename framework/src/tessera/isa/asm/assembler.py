@@ -19,16 +19,15 @@ from __future__ import annotations
 
 from tessera.errors import AssemblyError, EncodeError
 from tessera.isa.asm.directives import _BUILTINS, BuiltinDirectives
+from tessera.isa.asm.forms import Candidate, FormTable, UnknownSuffix
 from tessera.isa.asm.layout import MAX_LAYOUT_ROUNDS, Context, _Pass
 from tessera.isa.asm.program import Program
 from tessera.isa.asm.syntax import (
     _ASSIGN,
     _LABEL,
-    _SLOT,
     _SPACE,
     _WORD,
     Statement,
-    _compile_template,
     _match_template,
     _num,
     _short,
@@ -37,7 +36,7 @@ from tessera.isa.asm.syntax import (
     _suggest,
 )
 from tessera.isa.decoder import Decoder
-from tessera.isa.description import Architecture, Encoding, Field
+from tessera.isa.description import Architecture, Field
 from tessera.isa.encoder import Encoder
 from tessera.isa.expr import ExpressionError, evaluate
 
@@ -83,11 +82,7 @@ class Assembler(BuiltinDirectives):
         self.context: Context | None = None
         self._fields = arch.field_map
         self._files = arch.register_file_map
-        self._templates: dict[Encoding, tuple[tuple[str, str], ...]] = {}
-        self._forms: dict[str, list[Encoding]] = {}  # arch.encodings_named, precomputed
-        for enc in arch.encodings:
-            self._forms.setdefault(enc.mnemonic.lower(), []).append(enc)
-        self._mnemonics = sorted(self._forms)
+        self._table = FormTable(arch)
         self._space = 1 << arch.address_bits
 
     # -- extension points ------------------------------------------------------------
@@ -267,51 +262,65 @@ class Assembler(BuiltinDirectives):
             raise
 
     def _instruction(self, ctx: Context, stmt: Statement) -> None:
-        forms = self._forms.get(stmt.name)
-        if not forms:
+        try:
+            candidates = self._table.lookup(stmt.name)
+        except UnknownSuffix as exc:
+            raise AssemblyError(exc.message, file=self.file, line=stmt.line,
+                                column=stmt.column + exc.index) from None
+        if not candidates:
             raise AssemblyError(
-                f"unknown mnemonic {stmt.name!r}{_suggest(stmt.name, self._mnemonics)}",
+                f"unknown mnemonic {stmt.name!r}{_suggest(stmt.name, self._table.mnemonics)}",
                 file=self.file, line=stmt.line, column=stmt.column)
+        name_offset = stmt.column - stmt.args_column  # the mnemonic, relative to the operands
         if not ctx.final:
-            ctx.fill(self.arch.word_bytes, 0, stmt.column - stmt.args_column)
+            ctx.fill(self.arch.word_bytes, 0, name_offset)
             return
         best: tuple[tuple[int, int], AssemblyError] | None = None
-        for enc in forms:
-            word, score, error = self._try_form(enc, ctx)
+        for cand in candidates:
+            word, score, error = self._try_form(cand, ctx, name_offset)
             if error is None:
-                ctx.emit(self.encoder.to_bytes(word), stmt.column - stmt.args_column)
+                ctx.emit(self.encoder.to_bytes(word), name_offset)
                 return
             if best is None or score > best[0]:
                 best = (score, error)
         score, error = best
-        if score[0] == 0 and len(forms) > 1:  # no form had the right shape: list them all
-            shapes = " or ".join(repr(self._shape(e)) for e in forms[:4])
+        if score[0] == 0 and len(candidates) > 1:  # no form had the right shape: list them all
+            shapes = " or ".join(repr(c.form.shape) for c in candidates[:4])
             error = ctx.error(f"expected {shapes}", score[1])
         raise error
 
-    @staticmethod
-    def _shape(enc: Encoding) -> str:
-        operands = _SLOT.sub(r"\1", enc.syntax)
-        return f"{enc.mnemonic} {operands}".rstrip()
-
-    def _try_form(self, enc: Encoding, ctx: Context
+    def _try_form(self, cand: Candidate, ctx: Context, name_offset: int
                   ) -> tuple[int, tuple[int, int], AssemblyError | None]:
-        """Encode the line as form ``enc``: ``(word, score, error)``; higher scores got further."""
-        parts = self._templates.get(enc)
-        if parts is None:
-            parts = self._templates[enc] = _compile_template(enc.syntax)
-        spans, furthest = _match_template(parts, ctx.args)
-        if spans is None:
-            message = (f"{enc.mnemonic} takes no operands" if not enc.operand_names
-                       else f"expected {self._shape(enc)!r}")
-            return 0, (0, furthest), ctx.error(message, furthest)
-        fields = [self._fields[name] for name in enc.operand_names]
-        values = {}
-        for k, (field, (start, end)) in enumerate(zip(fields, spans)):
+        """Encode the line as ``cand``: ``(word, score, error)``; higher scores got further.
+
+        The operand text is matched against the form's syntax variants in order (with
+        its optional operand, then without); operands not written in the text (the
+        suffix field, a left-out optional operand) take the candidate's fixed value
+        or the field default, and their errors point at the suffix or the line's end.
+        """
+        enc, far = cand.form.encoding, 0
+        for variant in cand.form.variants:
+            spans, furthest = _match_template(variant.parts, ctx.args)
+            if spans is not None:
+                break
+            far = max(far, furthest)
+        else:
+            message = (f"{enc.mnemonic} takes no operands" if not cand.form.variants[0].slots
+                       else f"expected {cand.form.shape!r}")
+            return 0, (0, far), ctx.error(message, far)
+        values = dict(cand.fixed)
+        where = dict.fromkeys(values, name_offset + cand.suffix_at)  # name -> error offset
+        for k, (name, (start, end)) in enumerate(zip(variant.slots, spans)):
             try:
-                values[field.name] = self.parse_operand(field, ctx.args[start:end], ctx, start)
+                values[name] = self.parse_operand(self._fields[name], ctx.args[start:end], ctx,
+                                                  start)
             except AssemblyError as exc:
                 return 0, (1, k), exc
+            where[name] = start
+        if variant.omitted is not None:
+            values[variant.omitted] = self._fields[variant.omitted].default
+            where[variant.omitted] = len(ctx.args)
+        fields = [self._fields[name] for name in where]
         for k, field in enumerate(fields):
             try:
                 field.insert(0, values[field.name])
@@ -320,7 +329,7 @@ class Assembler(BuiltinDirectives):
                 if field.kind == "pcrel":
                     target = (ctx.location + values[field.name]) % self._space
                     message += f" (target {target:#x})"
-                return 0, (2, k), ctx.error(message, spans[k][0], cls=EncodeError)
+                return 0, (2, k), ctx.error(message, where[field.name], cls=EncodeError)
         try:
             word = self.encoder.encode(enc, values)
         except EncodeError as exc:
@@ -332,7 +341,7 @@ class Assembler(BuiltinDirectives):
                     return 0, (3, k), ctx.error(
                         f"{enc.mnemonic}: {field.name}={_num(values[field.name])} does not "
                         "survive encoding with the other operands (fields share bits)",
-                        spans[k][0], cls=EncodeError)
+                        where[field.name], cls=EncodeError)
         return word, (4, 0), None
 
 

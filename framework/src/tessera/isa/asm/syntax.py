@@ -32,7 +32,7 @@ _WORD = re.compile(rf"{_S}({_IDENT})")
 _NAME = re.compile(_IDENT)
 _SECTION_NAME = re.compile(r"[A-Za-z0-9_.$]+")
 _CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)|[^\\'])'")
-_SLOT = re.compile(r"\{(\w+)\}")
+_SLOT = re.compile(r"\{(\w+)\??\}")  # {name}, or {name?} for an optional last operand
 
 
 @attrs.frozen

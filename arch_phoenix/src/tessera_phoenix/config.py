@@ -1,0 +1,55 @@
+"""Configuration of an rfPhoenix machine: every place the spec leaves a choice.
+
+Values come from ``Machine(config=...)`` / ``tessera run --set key=value``.  Each key
+is documented in ``docs/phoenix.md`` with the spec section that motivates it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from tessera.errors import ConfigError
+
+MIB = 1 << 20
+
+
+@attrs.frozen
+class PhoenixConfig:
+    threads: int = 4                 # NTHREADS (1..16; CR0 has 16 enable bits)
+    lanes: int = 16                  # NLANES (1..32; masks are 32-bit)
+    pma: bool = True                 # check the PMA region table on every physical access
+    lenient: bool = False            # undefined opcodes execute as NOP (HDL) instead of UNIMP
+    vector_offset: bool = True       # exception vector TVEC3 + 0x20 * previous mode (doc); else TVEC3
+    rex_mode_offset: bool = False    # REX jumps to TVEC[tm] + 64 * current mode (HDL) instead of TVEC[tm]
+    eip_writable: bool = True        # machine mode may write EIP (so reset code can RTI anywhere)
+    csr_machine_only: bool = False   # HDL: every CSR instruction outside machine mode traps (CSR)
+    halt_on_self_loop: bool = True   # an unconditional branch to itself halts the thread
+    double_fault_halts: bool = True  # an exception at nesting depth 7 halts the thread
+    dram: int = 512 * MIB            # DRAM size at address 0 (spec 1.8: 512 MiB)
+    hartid: int = 0                  # external core id (HARTID = hartid << 4 | thread)
+    reset_cr0: int = 1               # thread enables at reset
+
+    @classmethod
+    def from_machine(cls, config: dict[str, Any]) -> "PhoenixConfig":
+        known = {f.name for f in attrs.fields(cls)}
+        unknown = sorted(set(config) - known - {"echo"})
+        if unknown:
+            raise ConfigError(f"unknown rfPhoenix setting(s): {', '.join(unknown)} "
+                              f"(known: {', '.join(sorted(known))})")
+        values = {k: v for k, v in config.items() if k in known}
+        try:
+            cfg = cls(**values)
+        except TypeError as exc:
+            raise ConfigError(f"bad rfPhoenix setting: {exc}") from None
+        cfg.validate()
+        return cfg
+
+    def validate(self) -> None:
+        if not 1 <= self.threads <= 16:
+            raise ConfigError("threads must be 1..16")
+        if not 1 <= self.lanes <= 32:
+            raise ConfigError("lanes must be 1..32")
+        if self.dram <= 0 or self.dram > 512 * MIB:
+            raise ConfigError("dram must be 1 .. 512 MiB")

@@ -1,0 +1,69 @@
+"""Exception entry, the illegal-instruction trap and memory-fault mapping (spec 1.7).
+
+Entry (canonical): push the status stack (new entry: machine mode, PL 0xFF, interrupt
+enables and trace off, IPL kept for synchronous exceptions / set to the level for
+interrupts), push the IP stack with the EIP (the faulting instruction, or the next
+one for BRK), record CAUSE and BADADDR for the mode the exception came from, switch
+the SP alias to r62 (r63 for external interrupts), increment the nesting depth and
+jump to TVEC3 + 0x20 x previous mode (``vector_offset``; else TVEC3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tessera.control import Halt, Trap
+
+from tessera_phoenix import causes
+from tessera_phoenix.registers import ISP, MSP
+
+MASK32 = 0xFFFF_FFFF
+MEMORY_CAUSES = frozenset({causes.TLB, causes.DRF, causes.DWF, causes.DPF, causes.CPF, causes.PMA,
+                           causes.DBE, causes.IBE, causes.LVL, causes.KEY, causes.DBG, causes.IADR})
+
+
+def illegal(word: int, address: int) -> Trap:
+    """Undecodable words raise UNIMP (cause 37)."""
+    return Trap(causes.UNIMP, word, name="unimplemented instruction", word=word)
+
+
+def memory_trap(fault: Any) -> Trap:
+    """A physical access the machine refuses is a bus error (DBE, or IBE for fetches)."""
+    cause = causes.IBE if fault.access == "fetch" else causes.DBE
+    return Trap(cause, fault.address or 0, name="bus error")
+
+
+def enter(thread: Any, cause: int, *, eip: int, badaddr: int | None = None,
+          irq_level: int | None = None) -> None:
+    """Take an exception on ``thread`` (state changes only; the caller sets nothing else)."""
+    cfg = thread.shared.config
+    if thread.depth >= 7:
+        if cfg.double_fault_halts:
+            raise Halt(0x100 | cause)  # double fault: the thread stops, code shows the cause
+        return  # HDL: nothing is stacked
+    old = thread.status_stack[0]
+    old_mode = (old >> 10) & 3
+    ipl = (old >> 5) & 7 if irq_level is None else irq_level & 7
+    new = (0xFF << 24) | (3 << 10) | (ipl << 5)
+    thread.status_stack = [new] + thread.status_stack[:7]
+    thread.ip_stack = [eip & MASK32] + thread.ip_stack[:7]
+    thread.cause[old_mode] = cause
+    if badaddr is not None:
+        thread.badaddr[old_mode] = badaddr & MASK32
+    thread.sp_sel = ISP if irq_level is not None else MSP
+    thread.depth += 1
+    base = thread.shared.tvec[3]
+    thread.pc = (base + (0x20 * old_mode if cfg.vector_offset else 0)) & MASK32
+    if thread.shared.mmu is not None:
+        thread.space.flush()  # machine mode: translation changes
+
+
+def take_trap(thread: Any, trap: Trap) -> bool:
+    """The engine's hook: every trap becomes an rfPhoenix exception (always taken)."""
+    if trap.cause == causes.BRK:
+        eip = trap.info.get("eip", (thread.pc + 6) & MASK32)
+    else:
+        eip = thread.pc
+    badaddr = trap.tval if trap.cause in MEMORY_CAUSES else None
+    enter(thread, trap.cause, eip=eip, badaddr=badaddr, irq_level=trap.info.get("irq_level"))
+    return True
