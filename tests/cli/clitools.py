@@ -36,6 +36,7 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TESSERA_")}
     env.pop("PYTHONPATH", None)
     env["COLUMNS"] = "200"
+    env["TESSERA_PLUGINS"] = "toy"  # the test architecture alone (see conftest)
     env.update(extra or {})
     return env
 

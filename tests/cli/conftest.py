@@ -32,6 +32,9 @@ def _clean_plugin_env(monkeypatch):
         if name.startswith("TESSERA_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("COLUMNS", "200")  # rich tables: no folding of the cells we look for
+    # The core's command line is tested with the test architecture alone, whatever other
+    # plugins the development install has; tests about plugin selection set their own.
+    monkeypatch.setenv("TESSERA_PLUGINS", "toy")
 
 
 @pytest.fixture

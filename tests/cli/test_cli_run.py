@@ -230,3 +230,38 @@ def test_ctrl_c_stops_a_run_with_130_and_no_traceback(write, tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in out + err
     assert err.splitlines()[-1] == "interrupted"
+
+
+# -- architecture-declared run flags -------------------------------------------------------
+
+CONSOLE_PROGRAM = """
+_start: cid   r1
+        bne   r1, r0, idle
+        li    r2, 0x30000
+        li    r3, 'H'
+        st    r3, 0(r2)
+idle:   halt  r0
+"""
+
+
+def test_architecture_flag_sets_its_configuration(tessera, write):
+    src = write("hello.s", CONSOLE_PROGRAM)
+    assert tessera("run", "--arch", "toy", src).out == "H"
+    quiet = tessera("run", "--arch", "toy", src, "--no-echo")
+    assert quiet.code == 0 and quiet.out == ""
+    assert "--no-echo" in tessera("run", "--help").out
+
+
+def test_architecture_flag_for_another_architecture_is_refused(tessera, write, tmp_path, monkeypatch):
+    (tmp_path / "flagarch.py").write_text(
+        "import attrs, tessera\n"
+        "from tessera_toyarch import TOY\n"
+        "TESSERA_API_VERSION = 1\n"
+        "OTHER = attrs.evolve(TOY, name='toy2', cli_flags={'fast': ('fast', True, 'go fast')})\n"
+        "@tessera.hookimpl\n"
+        "def tessera_architectures():\n"
+        "    return [OTHER]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    src = write("hello.s", CONSOLE_PROGRAM)
+    res = tessera("--plugin-module", "flagarch", "run", "--arch", "toy", src, "--fast")
+    assert res.code == 64 and "--fast does not apply to architecture toy" in res.err

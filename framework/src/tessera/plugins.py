@@ -87,7 +87,8 @@ class PluginHost:
         only_list = list(only) if only is not None else []
         if use_environment:
             self.disabled |= set(_split_env("TESSERA_DISABLE_PLUGINS"))
-            only_list += _split_env("TESSERA_PLUGINS")
+            if only is None:  # an explicit allow-list (--only-plugin) replaces the environment's
+                only_list += _split_env("TESSERA_PLUGINS")
             extra_modules = [*extra_modules, *_split_env("TESSERA_EXTRA_PLUGINS")]
         self.only = set(only_list) or None
         self._architectures: dict[str, tuple[Any, str]] | None = None

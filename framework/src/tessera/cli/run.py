@@ -121,11 +121,46 @@ def run(obj: Any, program: str, arch_name: str | None, fmt: str, load: int | Non
     error class otherwise (see docs/errors.md).
     """
     arch = resolve_arch(obj.host, arch_name, program, memory_cap)
-    machine = Machine(arch, host=obj.host, memory_cap=memory_cap, config=parse_settings(settings))
+    config = parse_settings(settings)
+    config.update(arch_flag_settings(arch, opts))
+    machine = Machine(arch, host=obj.host, memory_cap=memory_cap, config=config)
     loaded = load_program(machine, program, fmt=fmt, load=load, entry=entry, auto_map=auto_map)
     log.info("loaded", program=program, format=loaded.format, entry=hex(loaded.entry),
              segments=[(hex(a), n) for a, n in loaded.segments])
     return execute(machine, **opts)
+
+
+ARCH_FLAG_PREFIX = "arch_flag__"
+
+
+def arch_flag_settings(arch: Any, opts: dict[str, Any]) -> dict[str, Any]:
+    """Turn the architecture flags the user gave (``--no-pma``) into settings."""
+    out: dict[str, Any] = {}
+    for key in [k for k in opts if k.startswith(ARCH_FLAG_PREFIX)]:
+        given = opts.pop(key)
+        flag = key[len(ARCH_FLAG_PREFIX):].replace("_", "-")
+        if not given:
+            continue
+        if flag not in arch.cli_flags:
+            raise ConfigError(f"--{flag} does not apply to architecture {arch.name}")
+        setting, value, _help = arch.cli_flags[flag]
+        out[setting] = value
+    return out
+
+
+def add_arch_flags(command: click.Command, archs: list[Any]) -> None:
+    """Give ``run`` the flags every installed architecture declares (idempotent)."""
+    command.params = [p for p in command.params if not (p.name or "").startswith(ARCH_FLAG_PREFIX)]
+    seen: dict[str, str] = {}
+    for arch in sorted(archs, key=lambda a: a.name):
+        for flag, (_setting, _value, text) in arch.cli_flags.items():
+            if flag in seen:
+                seen[flag] += f", {arch.name}"
+                continue
+            seen[flag] = arch.name
+            command.params.append(click.Option(
+                [f"--{flag}", f"{ARCH_FLAG_PREFIX}{flag.replace('-', '_')}"], is_flag=True,
+                default=False, help=f"{text} (architecture {arch.name})."))
 
 
 @click.command()

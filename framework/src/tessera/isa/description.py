@@ -281,6 +281,9 @@ class Architecture:
       attributes, ``ins.next`` and ``ins.span`` (the bytes the instruction depends on,
       so that writing any of them invalidates the decoded entry).  Called once per
       decode-cache fill.
+    * ``cli_flags`` maps extra ``tessera run`` flags to configuration settings:
+      ``{"no-pma": ("pma", False, "disable PMA checks")}`` makes ``--no-pma`` mean
+      ``--set pma=false`` for this architecture (and an error for others).
     * ``assembler`` is an :class:`~tessera.isa.asm.Assembler` subclass adding
       pseudo-instructions or directives; default: the generic table-driven assembler.
     """
@@ -310,6 +313,7 @@ class Architecture:
     comment_chars: str = "#;"
     assembler: type | None = None
     refine: Callable[[Any, Callable[[int], int | None]], None] | None = None
+    cli_flags: Mapping[str, tuple[str, Any, str]] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         if self.word_bits % 8 or self.word_bits <= 0:

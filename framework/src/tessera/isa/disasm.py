@@ -57,8 +57,10 @@ class Disassembler:
         if optional is not None:
             slot = "{" + optional + "?}"
             if ins.operands[optional] == self._fields[optional].default:
-                cut = out.index(slot)  # drop the slot and the separator before it
-                start = out.rfind("}", 0, cut) + 1
+                cut = out.index(slot)  # drop the slot and the separator (", ") before it
+                start = cut
+                while start > 0 and out[start - 1] in ", \t":
+                    start -= 1
                 out = out[:start] + out[cut + len(slot):]
             else:
                 out = out.replace(slot, "{" + optional + "}")

@@ -172,6 +172,7 @@ TOY = Architecture(
     take_trap=take_trap,
     memory_trap=memory_trap,
     dump=dump,
+    cli_flags={"no-echo": ("echo", False, "do not copy console output to stdout")},
     examples=(Example("producer-consumer", "two cores, a semaphore, a DMA engine and the console",
                       EXAMPLE, load_address=0, max_steps=100_000, check=check_example),),
 )

@@ -22,9 +22,12 @@ Design:
 * **Forms.**  An instruction line is tried against each form of its mnemonic in table
   order.  A form's syntax template is matched with literal punctuation required
   (whitespace-tolerant) and each ``{slot}`` capturing one balanced operand; the
-  operand is then read by its field's kind.  When no form fits, the error of the form
-  that got furthest is reported (a value that does not fit beats a bad register,
-  which beats operands of the wrong shape).
+  operand is then read by its field's kind.  A last slot written ``{slot?}`` may be
+  left out with the separator before it, and a form with a suffix field is also
+  found by ``mnemonic.suffix`` (``ld.b``); both take the field default when not
+  written, mirroring what the disassembler leaves out.  When no form fits, the error
+  of the form that got furthest is reported (a value that does not fit beats a bad
+  register, which beats operands of the wrong shape).
 * **Output.**  Bytes are collected as ``(address, data)`` pieces, checked for
   overlaps and merged into the sorted segments of a :class:`Program`.
 
@@ -38,6 +41,7 @@ The package is split by job:
 * :mod:`~tessera.isa.asm.program`: the :class:`Program` output record;
 * :mod:`~tessera.isa.asm.syntax`: statements, operand splitting and syntax templates;
 * :mod:`~tessera.isa.asm.layout`: sections, passes and the hook :class:`Context`;
+* :mod:`~tessera.isa.asm.forms`: mnemonic lookup (suffixes), optional-operand variants;
 * :mod:`~tessera.isa.asm.assembler`: the :class:`Assembler` driver and :func:`assemble`;
 * :mod:`~tessera.isa.asm.directives`: the built-in directives, mixed into the assembler.
 

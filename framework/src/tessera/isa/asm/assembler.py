@@ -6,9 +6,11 @@ passes (:mod:`tessera.isa.asm.layout`), dispatches each statement to an
 assignment, a directive (plugin hook first, then
 :mod:`tessera.isa.asm.directives`) or an instruction, and encodes instructions.
 
-An instruction line is tried against each form of its mnemonic in table order;
-when none fits, the error of the form that got furthest is reported (a value that
-does not fit beats a bad register, which beats operands of the wrong shape).
+An instruction line is tried against each form its mnemonic may stand for
+(:mod:`tessera.isa.asm.forms` resolves mnemonic suffixes such as ``ld.b`` and the
+variants of a form with an optional last operand) in table order; when none fits,
+the error of the form that got furthest is reported (a value that does not fit
+beats a bad register, which beats operands of the wrong shape).
 
 Architecture plugins extend the assembler here, by subclassing :class:`Assembler`
 and overriding :meth:`~Assembler.expand`, :meth:`~Assembler.directive` or

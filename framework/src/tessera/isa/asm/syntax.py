@@ -116,6 +116,9 @@ def _suggest(word: str, candidates: list[str]) -> str:
 def _compile_template(syntax: str) -> tuple[tuple[str, str], ...]:
     """Template parts: ``("slot", field)``, ``("lit", chars)`` or ``("sep", "")``.
 
+    ``{name?}`` compiles like ``{name}``: leaving an optional operand out is a second
+    template (:mod:`tessera.isa.asm.forms`), not a case of this one.
+
     Literal text matches with optional whitespace before each character; whitespace
     alone between two slots is a required separator.
     """
