@@ -1,4 +1,5 @@
-"""Small test architectures: ``toy32`` (32-bit little-endian) and ``toy48`` (48-bit big-endian).
+"""Small test architectures: ``toy32`` (32-bit little-endian), ``toy48`` (48-bit big-endian)
+and ``toyx`` (mnemonic suffixes and optional operands).
 
 ``toy32`` borrows RISC-V's scattered branch offset so the field machinery is
 exercised with real-world bit layouts.  Masks are derived from the fields each form
@@ -32,7 +33,7 @@ def form(mnemonic: str, opcode: int, funct3: int, syntax: str, *, word_bits: int
     """A form whose mask is every bit not covered by its operand fields."""
     fmap = fields or _FMAP
     used = 0
-    for name in Encoding(mnemonic, 0, 0, syntax).operand_names:
+    for name in Encoding(mnemonic, 0, 0, syntax, suffix=kw.get("suffix")).operand_names:
         used |= fmap[name].field_mask
     mask = ((1 << word_bits) - 1) & ~used
     match = (opcode | funct3 << 12) if word_bits == 32 else opcode << 40
@@ -93,6 +94,49 @@ def toy48(**overrides) -> Architecture:
             _form48("halt", 0xFF, ""),
         ),
     )
+    kw.update(overrides)
+    return Architecture(**kw)
+
+
+# toyx: mnemonic-suffix fields and optional last operands (rfPhoenix style), with
+# non-zero defaults so a field left at 0 by mistake shows.  A suffix field names all of
+# its values (the description refuses one that does not).
+FIELDSX = (
+    Field("rt", "9:7", kind="reg", regfile="r"),
+    Field("sz", "12:10", kind="enum", names=("b", "w", "t", "o", "h", "x5", "x6", "x7"), default=2),
+    Field("scope", "11:10", kind="enum", names=("cta", "gpu", "sys", "all"), default=2),
+    Field("ra", "17:15", kind="reg", regfile="r"),
+    Field("rb", "22:20", kind="reg", regfile="r"),
+    Field("mask", "25:23", kind="reg", regfile="r", default=7),
+    Field("sh", "24:20", kind="uimm", default=1),
+    Field("disp", "31:20", kind="imm", signed=True),
+    Field("sdisp", "31:26", kind="imm", signed=True),
+    Field("lanes", "31:16", kind="uimm", default=0xFFFF),
+)
+_FMAPX = {f.name: f for f in FIELDSX}
+
+
+def _formx(mnemonic: str, opcode: int, syntax: str, **kw) -> Encoding:
+    return form(mnemonic, opcode, 0, syntax, fields=_FMAPX, **kw)
+
+
+ENCODINGSX = (
+    _formx("add", 0x33, "{rt}, {ra}, {rb}, {mask?}"),
+    _formx("ld", 0x03, "{rt}, {disp}[{ra}]", suffix="sz"),
+    _formx("ld", 0x07, "{rt}, ({ra})"),                         # same mnemonic, no suffix
+    _formx("st", 0x23, "{rb}, {sdisp}[{ra}], {mask?}", suffix="sz"),  # keeps ']' if omitted
+    _formx("shl", 0x13, "{rt}, {ra}, {sh?}"),
+    _formx("fence", 0x0F, "{lanes?}", suffix="scope"),          # the only operand is optional
+    _formx("sync", 0x0B, "", suffix="scope"),
+    _formx("vec.ld", 0x57, "{rt}, ({ra})", suffix="sz"),        # dotted base with a suffix
+    _formx("sem.wait", 0x73, "{ra}"),
+    _formx("halt", 0x7F, "", flags={"halt"}),
+)
+
+
+def toyx(**overrides) -> Architecture:
+    kw = dict(name="toyx", word_bits=32, register_files=(REGS,), fields=FIELDSX,
+              encodings=ENCODINGSX)
     kw.update(overrides)
     return Architecture(**kw)
 

@@ -6,7 +6,7 @@ pin the spellings, the lookup order and the exact error positions.
 
 import pytest
 
-from tessera.errors import AssemblyError, EncodeError
+from tessera.errors import ConfigError, AssemblyError, EncodeError
 from tessera.isa import Architecture, Decoder, Disassembler, Encoder, Encoding, Field
 from tessera.isa.asm import Assembler, assemble
 from tessera.isa.asm.forms import Form, omit_optional
@@ -50,10 +50,12 @@ def test_a_form_whose_only_operand_is_optional():
         ("fence", {"scope": 2, "lanes": 12})]
 
 
-def test_separator_cut_keeps_closing_brackets():
+def test_separator_cut_is_the_disassemblers():
     assert omit_optional("{rt}, {ra}, {rb}, {mask?}", "mask") == ("{rt}, {ra}, {rb}", ", {mask?}", "")
     assert omit_optional("{rb}, {d}[{ra}], {mask?}", "mask") == ("{rb}, {d}[{ra}]", ", {mask?}", "")
     assert omit_optional("{a} ) , {b?}", "b") == ("{a} )", " , {b?}", "")
+    assert omit_optional("{a}+{b?}", "b") == ("{a}+", "{b?}", "")  # '+' is no separator
+    assert omit_optional("{a}({b?})", "b") == ("{a}(", "{b?}", ")")
     assert omit_optional("{a} {b?}", "b") == ("{a}", " {b?}", "")
     assert omit_optional("{lanes?}", "lanes") == ("", "{lanes?}", "")
 
@@ -61,7 +63,7 @@ def test_separator_cut_keeps_closing_brackets():
 def test_shapes_show_the_suffix_and_the_optional_part():
     shapes = {enc.mnemonic + enc.syntax: Form.of(enc).shape for enc in ARCH.encodings}
     assert shapes["add{rt}, {ra}, {rb}, {mask?}"] == "add rt, ra, rb[, mask]"
-    assert shapes["st{rb}, {ra}, {sdisp}, {mask?}"] == "st[.sz] rb, ra, sdisp[, mask]"
+    assert shapes["st{rb}, {sdisp}[{ra}], {mask?}"] == "st[.sz] rb, sdisp[ra][, mask]"
     assert shapes["fence{lanes?}"] == "fence[.scope] [lanes]"
     assert shapes["sync"] == "sync[.scope]"
 
@@ -76,7 +78,7 @@ def test_suffix_sets_the_field_and_its_absence_the_default():
 
 
 def test_suffix_and_optional_operand_together():
-    assert decoded("st.o r1, r2, -4, r3\nst.b r1, r2, 0\nst r1, r2, 1, r3\nst r1, r2, 1") == [
+    assert decoded("st.o r1, -4[r2], r3\nst.b r1, 0[r2]\nst r1, 1[r2], r3\nst r1, 1 [ r2 ]") == [
         ("st", {"sz": 3, "rb": 1, "ra": 2, "sdisp": -4, "mask": 3}),
         ("st", {"sz": 0, "rb": 1, "ra": 2, "sdisp": 0, "mask": 7}),
         ("st", {"sz": 2, "rb": 1, "ra": 2, "sdisp": 1, "mask": 3}),
@@ -116,10 +118,10 @@ def test_a_whole_mnemonic_wins_over_a_suffix():
 # -- errors ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, line, column, message", [
-    ("halt\n  ld.q r1, 4[r2]", 2, 5, "unknown suffix '.q' for ld (expected one of: b, w, t, o, h)"),
-    ("ld.2 r1, 4[r2]", 1, 3, "unknown suffix '.2' for ld (expected one of: b, w, t, o, h)"),
-    ("ld. r1, 4[r2]", 1, 3, "unknown suffix '.' for ld (expected one of: b, w, t, o, h)"),
-    ("vec.ld.q r1, (r2)", 1, 7, "unknown suffix '.q' for vec.ld (expected one of: b, w, t, o, h)"),
+    ("halt\n  ld.q r1, 4[r2]", 2, 5, "unknown suffix '.q' for ld (expected one of: b, w, t, o, h, x5, x6, x7)"),
+    ("ld.2 r1, 4[r2]", 1, 3, "unknown suffix '.2' for ld (expected one of: b, w, t, o, h, x5, x6, x7)"),
+    ("ld. r1, 4[r2]", 1, 3, "unknown suffix '.' for ld (expected one of: b, w, t, o, h, x5, x6, x7)"),
+    ("vec.ld.q r1, (r2)", 1, 7, "unknown suffix '.q' for vec.ld (expected one of: b, w, t, o, h, x5, x6, x7)"),
     ("sync.7", 1, 5, "unknown suffix '.7' for sync (expected one of: cta, gpu, sys, all)"),
     ("frob.b", 1, 1, "unknown mnemonic 'frob.b'"),
     ("halt.b", 1, 1, "unknown mnemonic 'halt.b'; did you mean 'halt'?"),
@@ -127,26 +129,27 @@ def test_a_whole_mnemonic_wins_over_a_suffix():
     ("add r1, r2", 1, 11, "expected 'add rt, ra, rb[, mask]'"),
     ("add r1, r2, r3,", 1, 16, "expected 'add rt, ra, rb[, mask]'"),
     ("add r1, r2, r3, r9", 1, 17, "unknown register 'r9'"),
-    ("st r1, r2, 0, r1, r2", 1, 17, "expected 'st[.sz] rb, ra, sdisp[, mask]'"),
+    ("st r1, 0[r2], r1, r2", 1, 17, "expected 'st[.sz] rb, sdisp[ra][, mask]'"),
+    ("st r1, 0[r2],", 1, 14, "expected 'st[.sz] rb, sdisp[ra][, mask]'"),
+    ("st r1, 0[r2", 1, 12, "expected 'st[.sz] rb, sdisp[ra][, mask]'"),
     ("ld r1, 4(r2)", 1, 13, "expected 'ld[.sz] rt, disp[ra]' or 'ld rt, (ra)'"),
     ("fence.cta 1, 2", 1, 12, "expected 'fence[.scope] [lanes]'"),
     ("sync.cta r1", 1, 10, "sync takes no operands"),
     ("shl r1, r2, 32", 1, 13, "shl: sh=32 does not fit in 0..31"),
-    ("st.b r1, r2, 40", 1, 14, "st: sdisp=40 does not fit in -32..31"),
+    ("st.b r1, 40[r2]", 1, 10, "st: sdisp=40 does not fit in -32..31"),
 ])
 def test_error_positions(text, line, column, message):
     assert where(text) == (line, column, message)
 
 
-def test_values_that_do_not_fit_point_at_the_suffix_or_the_missing_operand():
-    # An architecture bug rather than a user error, but still reported in place.
-    sz = Field("sz", "9:8", kind="enum", names=("a", "b", "c", "d", "e"), default=0)
-    opt = Field("opt", "12:10", default=9)
-    arch = Architecture("bad", 32, (REGS,), (sz, opt), (
-        Encoding("op", 0x01, 0xFFFFFFFF & ~(sz.field_mask | opt.field_mask), "{opt?}", suffix="sz"),
-    ))
-    assert where("  op.e 1", arch, EncodeError) == (1, 5, "op: sz=4 does not fit in 0..3")
-    assert where("  op.b", arch, EncodeError) == (1, 7, "op: opt=9 does not fit in 0..7")
+def test_defaults_that_do_not_fit_and_partial_suffix_names_are_refused_when_built():
+    # Architecture bugs: caught when the description is built, not when assembling.
+    with pytest.raises(ConfigError, match="default 9 does not fit 0..7"):
+        Field("opt", "12:10", default=9)
+    sz = Field("sz", "9:8", kind="enum", names=("a", "b", "c"), default=0)
+    with pytest.raises(ConfigError, match="must be an enum naming every value"):
+        Architecture("bad", 32, (REGS,), (sz,),
+                     (Encoding("op", 0x01, 0xFFFFFFFF & ~sz.field_mask, "", suffix="sz"),))
 
 
 # -- extension points ----------------------------------------------------------------------

@@ -8,9 +8,9 @@ from hypothesis import example, given, settings, strategies as st
 
 from tessera.errors import AssemblyError
 from tessera.isa.asm import Program, assemble
-from isa_toyarch import ToyAssembler, toy32, toy48
+from isa_toyarch import ToyAssembler, toy32, toy48, toyx
 
-ARCHES = [toy32(assembler=ToyAssembler), toy48()]
+ARCHES = [toy32(assembler=ToyAssembler), toy48(), toyx()]
 
 TOKENS = [
     "add", "addi", "ld", "ldw", "beq", "bne", "jmp", "li", "mode", "halt", "nop", "sem.wait",
@@ -18,7 +18,8 @@ TOKENS = [
     ".org", ".align", ".p2align", ".byte", ".half", ".word", ".dword", ".space", ".zero",
     ".ascii", ".asciz", ".string", ".equ", ".set", ".global", ".entry", ".text", ".data",
     ".section", ".twice", "_start", "x", "y", ".", "0", "1", "-1", "4", "0x10", "0xffffffff",
-    "4096", "'a'", "'\\n'", '"s"', '"\\x41;"', "(", ")", ",", ":", "=", "+", "-", "*", "/",
+    "4096", "ld.b", "st.o", "fence.cta", "vec.ld.w", "sync", "shl", ".q", "[", "]",
+    "'a'", "'\\n'", '"s"', '"\\x41;"', "(", ")", ",", ":", "=", "+", "-", "*", "/",
     "%", "<<", ">>", "&", "|", "^", "~", "#", ";", "//", "!", " ", "  ", "\t", "\\",
 ]
 

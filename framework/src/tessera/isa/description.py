@@ -82,6 +82,10 @@ class Field:
                 raise ConfigError(f"field {self.name!r}: bad bit range {hi}:{lo}")
         if self.kind == "reg" and not self.regfile:
             raise ConfigError(f"field {self.name!r}: a reg field needs a regfile")
+        if self.default is not None:
+            lo, hi = self.value_range()
+            if not lo <= self.default <= hi:
+                raise ConfigError(f"field {self.name!r}: default {self.default} does not fit {lo}..{hi}")
 
     @property
     def width(self) -> int:
@@ -170,6 +174,22 @@ class RegisterFile:
 
 
 _SLOT = re.compile(r"\{(\w+)(\?)?\}")
+
+
+def omit_optional(syntax: str, name: str) -> tuple[str, str, str]:
+    """Cut ``syntax`` around optional slot ``name``: ``(before, optional part, after)``.
+
+    The optional part is the slot plus the separator before it, the run of commas
+    and blanks (``"{rb}, {d}[{ra}], {mask?}"`` keeps ``]`` and drops ``", {mask?}"``).
+    The disassembler (leaving a default operand out) and the assembler (accepting
+    text without it) both use this one cut, so disassembled text always assembles.
+    """
+    slot = "{" + name + "?}"
+    cut = syntax.index(slot)
+    start = cut
+    while start > 0 and syntax[start - 1] in ", \t":
+        start -= 1
+    return syntax[:start], syntax[start:cut + len(slot)], syntax[cut + len(slot):]
 
 
 def _syntax_slots(syntax: str) -> tuple[str, ...]:
@@ -343,8 +363,12 @@ class Architecture:
                 if fields[op].default is None:
                     raise ConfigError(f"{self.name}: {enc.mnemonic} field {op!r} is optional or a "
                                       "suffix, so it needs a default")
-            if enc.suffix is not None and fields[enc.suffix].kind != "enum":
-                raise ConfigError(f"{self.name}: {enc.mnemonic} suffix field {enc.suffix!r} must be an enum")
+            if enc.suffix is not None:
+                sf = fields[enc.suffix]
+                if sf.kind != "enum" or len(sf.names) < (1 << sf.width):
+                    raise ConfigError(f"{self.name}: {enc.mnemonic} suffix field {enc.suffix!r} must be "
+                                      "an enum naming every value (so every word disassembles to "
+                                      "text that assembles)")
 
     @property
     def word_bytes(self) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from tessera.isa.decoder import ILLEGAL, Decoder
-from tessera.isa.description import Architecture, Field
+from tessera.isa.description import Architecture, Field, omit_optional
 from tessera.isa.instruction import Instruction
 
 
@@ -57,11 +57,8 @@ class Disassembler:
         if optional is not None:
             slot = "{" + optional + "?}"
             if ins.operands[optional] == self._fields[optional].default:
-                cut = out.index(slot)  # drop the slot and the separator (", ") before it
-                start = cut
-                while start > 0 and out[start - 1] in ", \t":
-                    start -= 1
-                out = out[:start] + out[cut + len(slot):]
+                before, _, after = omit_optional(out, optional)
+                out = before + after
             else:
                 out = out.replace(slot, "{" + optional + "}")
         for name in enc.operand_names:

@@ -27,27 +27,10 @@ from __future__ import annotations
 
 import attrs
 
-from tessera.isa.asm.syntax import _SLOT, _SPACE, _compile_template
-from tessera.isa.description import Architecture, Encoding, Field
+from tessera.isa.asm.syntax import _SLOT, _compile_template
+from tessera.isa.description import Architecture, Encoding, Field, omit_optional
 
 __all__ = ["Candidate", "Form", "FormTable", "UnknownSuffix", "omit_optional"]
-
-
-def omit_optional(syntax: str, name: str) -> tuple[str, str, str]:
-    """Cut ``syntax`` around optional slot ``name``: ``(before, optional part, after)``.
-
-    The optional part is the slot plus the separator before it: the literal text
-    since the previous slot, except for the brackets at its start, which close
-    something opened earlier (``"{rb}, {d}[{ra}], {mask?}"`` keeps ``]`` and drops
-    ``", {mask?}"``).  ``before + after`` is the syntax written without the operand.
-    """
-    slot = "{" + name + "?}"
-    cut = syntax.index(slot)
-    prev = syntax.rfind("}", 0, cut) + 1
-    literal = syntax[prev:cut]
-    closing = literal[:len(literal) - len(literal.lstrip(")]" + _SPACE))].rstrip(_SPACE)
-    start = prev + len(closing)
-    return syntax[:start], syntax[start:cut + len(slot)], syntax[cut + len(slot):]
 
 
 @attrs.frozen
