@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.isa import Architecture
-
 from tessera_phoenix import exceptions
 from tessera_phoenix.board import build
 from tessera_phoenix.encoding import ENCODINGS, refine
@@ -47,4 +46,6 @@ PHOENIX = Architecture(
     refine=refine,
     examples=EXAMPLES,
     assembler=_assembler(),
+    comment_chars=";",
+    cli_flags={"no-pma": ("pma", False, "disable PMA checks, same as --set pma=false")},
 )

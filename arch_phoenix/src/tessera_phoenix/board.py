@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera_phoenix.config import PhoenixConfig
+from tessera_phoenix.interrupts import parse_schedule
 from tessera_phoenix.registers import RESET_IP
 from tessera_phoenix.shared import Shared, ThreadEnable
 from tessera_phoenix.thread import PhoenixThread
@@ -31,6 +32,7 @@ def build(machine: Any) -> None:
     space.add_rom("rom", ROM_BASE, ROM_SIZE)
     shared = Shared(cfg)
     shared.machine = machine
+    shared.irq_schedule = parse_schedule(cfg.irq, cfg.threads)
     install_units(machine, shared)
     machine.phoenix = shared
     gate = ThreadEnable("cr0", shared)

@@ -30,9 +30,16 @@ class PhoenixConfig:
     dram: int = 512 * MIB            # DRAM size at address 0 (spec 1.8: 512 MiB)
     hartid: int = 0                  # external core id (HARTID = hartid << 4 | thread)
     reset_cr0: int = 1               # thread enables at reset
+    # system instructions, interrupts, clocks (docs/phoenix.md "System")
+    cr0_bit_ops: bool = False        # HDL: CSRRS/CSRRC on CR0 set/clear the bit numbered Ra[5:0]
+    rti_machine_only: bool = False   # RTI outside machine mode raises PRIV (spec 1.6 proposal list)
+    irq: str = ""                    # scheduled interrupts "t0:5@1000,t1:3@2000" (thread:level@step)
+    time_hz: int = 100_000_000       # TIME counts machine cycles and wraps into TIMESEC at this rate
+    # floating point (arch_phoenix/docs/fp.md)
+    itof_use_rm: bool = False        # ITOF honours RM (default: always truncates, as the HDL's rm = 1)
 
     @classmethod
-    def from_machine(cls, config: dict[str, Any]) -> "PhoenixConfig":
+    def from_machine(cls, config: dict[str, Any]) -> PhoenixConfig:
         known = {f.name for f in attrs.fields(cls)}
         unknown = sorted(set(config) - known - {"echo"})
         if unknown:
@@ -53,3 +60,7 @@ class PhoenixConfig:
             raise ConfigError("lanes must be 1..32")
         if self.dram <= 0 or self.dram > 512 * MIB:
             raise ConfigError("dram must be 1 .. 512 MiB")
+        if not isinstance(self.time_hz, int) or self.time_hz <= 0:
+            raise ConfigError("time_hz must be a positive integer")
+        if not isinstance(self.irq, str):
+            raise ConfigError("irq must be a schedule like 't0:5@1000,t1:3@2000'")

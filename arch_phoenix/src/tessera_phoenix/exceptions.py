@@ -6,6 +6,9 @@ interrupts), push the IP stack with the EIP (the faulting instruction, or the ne
 one for BRK), record CAUSE and BADADDR for the mode the exception came from, switch
 the SP alias to r62 (r63 for external interrupts), increment the nesting depth and
 jump to TVEC3 + 0x20 x previous mode (``vector_offset``; else TVEC3).
+
+Return (RTI, :func:`leave`) pops both stacks.  :func:`require_machine` is the one
+privilege check for the instructions the spec's proposal limits to machine mode.
 """
 
 from __future__ import annotations
@@ -13,22 +16,36 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.control import Halt, Trap
-
 from tessera_phoenix import causes
-from tessera_phoenix.registers import ISP, MSP
+from tessera_phoenix.registers import ISP, MSP, RESET_IP, RESET_STATUS, SP_ALIAS
 
 MASK32 = 0xFFFF_FFFF
 MEMORY_CAUSES = frozenset({causes.TLB, causes.DRF, causes.DWF, causes.DPF, causes.CPF, causes.PMA,
-                           causes.DBE, causes.IBE, causes.LVL, causes.KEY, causes.DBG, causes.IADR})
+                           causes.DBE, causes.IBE, causes.LVL, causes.KEY, causes.DBG, causes.IADR,
+                           causes.EXF})
 
 
 def illegal(word: int, address: int) -> Trap:
-    """Undecodable words raise UNIMP (cause 37)."""
-    return Trap(causes.UNIMP, word, name="unimplemented instruction", word=word)
+    """Undecodable words raise UNIMP (cause 37); ``undefined`` lets lenient mode skip them."""
+    return Trap(causes.UNIMP, word, name="unimplemented instruction", word=word, undefined=True)
+
+
+def require_machine(thread: Any, what: str) -> None:
+    """Raise PRIV (53) unless ``thread`` runs in machine mode (call before any side effect)."""
+    if (thread.status_stack[0] >> 10) & 3 != 3:
+        raise Trap(causes.PRIV, 0, name=f"{what} outside machine mode")
 
 
 def memory_trap(fault: Any) -> Trap:
-    """A physical access the machine refuses is a bus error (DBE, or IBE for fetches)."""
+    """A physical access the machine refuses is a bus error (DBE, or IBE for fetches).
+
+    A fetch fault raised by the thread view (``view.FetchFault``) carries the exact
+    trap (TLB miss, page fault, PMA ...): it is a memory fault only so that the
+    decode-cache fill's postfix look-ahead can swallow it.
+    """
+    carried = getattr(fault, "trap", None)
+    if carried is not None:
+        return carried
     cause = causes.IBE if fault.access == "fetch" else causes.DBE
     return Trap(cause, fault.address or 0, name="bus error")
 
@@ -58,8 +75,32 @@ def enter(thread: Any, cause: int, *, eip: int, badaddr: int | None = None,
         thread.space.flush()  # machine mode: translation changes
 
 
+def leave(thread: Any) -> int:
+    """Return from an exception (RTI, spec 1.7): pop both stacks; the caller checked depth.
+
+    Entry 7 of each stack is refilled with the reset values, the SP alias follows the
+    restored operating mode, and the returned address (the old EIP) is where the thread
+    continues.
+    """
+    eip = thread.ip_stack[0]
+    thread.status_stack = thread.status_stack[1:] + [RESET_STATUS]
+    thread.ip_stack = thread.ip_stack[1:] + [RESET_IP]
+    thread.depth -= 1
+    thread.sp_sel = SP_ALIAS[(thread.status_stack[0] >> 10) & 3]
+    if thread.shared.mmu is not None:
+        thread.space.flush()  # the mode (and so the translation) may have changed
+    return eip
+
+
 def take_trap(thread: Any, trap: Trap) -> bool:
-    """The engine's hook: every trap becomes an rfPhoenix exception (always taken)."""
+    """The engine's hook: every trap becomes an rfPhoenix exception (always taken).
+
+    In ``lenient`` mode an undefined word (the decoder's illegal form) is skipped like
+    a NOP, as the HDL does, instead of raising UNIMP.
+    """
+    if trap.info.get("undefined") and thread.shared.config.lenient:
+        thread.pc = (thread.pc + 6) & MASK32
+        return True
     if trap.cause == causes.BRK:
         eip = trap.info.get("eip", (thread.pc + 6) & MASK32)
     else:

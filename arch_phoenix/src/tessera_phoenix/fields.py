@@ -3,6 +3,11 @@
 These names are the operand attributes semantic functions read (``ins.rt``,
 ``ins.imm`` …).  7-bit register specifiers use the ``reg`` naming file (r0..r63 for
 T = 0, v0..v63 for T = 1); branch operands are 6-bit scalar registers.
+
+The complete immediate of a form (its own field merged with any postfix, spec 2.4)
+is not a field: :func:`tessera_phoenix.encoding.refine` stores it as ``ins.value``.
+``n``/``ni`` (the compare selector N) and ``fill``/``rm`` appear as operands only in
+the generic rows that spell out a value the named mnemonics do not cover.
 """
 
 from __future__ import annotations
@@ -50,4 +55,9 @@ FIELDS = (
     Field("tm", "7:6", kind="uimm"),
     Field("irq4", "11:8", kind="uimm"),
     Field("v", "33:33", kind="uimm"),
+    # compare selector N: CMP/FCMP bits 30:27, CMPI/FCMPI bits 36:33 (generic rows only)
+    Field("n", "30:27", kind="uimm"),
+    Field("ni", "36:33", kind="uimm"),
 )
+
+FIELD_MAP = {f.name: f for f in FIELDS}

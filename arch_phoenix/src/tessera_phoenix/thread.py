@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from tessera.engine import CpuAgent
-
+from tessera.control import Trap
+from tessera.engine import RUNNABLE, CpuAgent
+from tessera_phoenix import causes, debug, interrupts
 from tessera_phoenix.registers import (
     MSP,
     PCREG,
@@ -37,7 +38,8 @@ class PhoenixThread(CpuAgent):
 
     def __init__(self, name: str, arch: Any, space: Any, *, tid: int, shared: Any,
                  lanes: int, pc: int = RESET_IP) -> None:
-        super().__init__(name, arch, space, pc=pc)
+        # A thread CR0 disables is a daemon: it does not keep a run alive (Shared.set_cr0)
+        super().__init__(name, arch, space, pc=pc, daemon=not (shared.cr0 >> tid) & 1)
         self.tid = tid
         self.shared = shared
         self.lanes = lanes
@@ -54,15 +56,20 @@ class PhoenixThread(CpuAgent):
         self.gie = False                   # set by the first write to r62 (HDL)
         self.reservation: int | None = None
         self.pending_irq: list[tuple[int, int]] = []  # (level, cause) raised through the API
+        self.ssm_pending = False           # single step: take SSM at the next boundary
+        self.clock_read_pc: int | None = None  # see semantics.system (exact clock reads)
 
     # ------------------------------------------------------------------ status
 
+    # ``status`` is the scheduler's runnable/waiting/halted (Agent); the STATUS CSR is
+    # ``status_word`` so the two can never be confused.
     @property
-    def status(self) -> int:
+    def status_word(self) -> int:
+        """STATUS: entry 0 of the status stack."""
         return self.status_stack[0]
 
-    @status.setter
-    def status(self, value: int) -> None:
+    @status_word.setter
+    def status_word(self, value: int) -> None:
         self.status_stack[0] = value & MASK32
 
     @property
@@ -109,15 +116,34 @@ class PhoenixThread(CpuAgent):
     # ------------------------------------------------------------------ scheduling
 
     def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
-        """Run only while CR0 enables this thread; take pending interrupts first."""
-        if not (self.shared.cr0 >> self.tid) & 1:
-            self.park(self.shared.gate, _gate_reason(self))
-            return 0
-        if self.pending_irq:
-            from tessera_phoenix.interrupts import deliver
+        """One scheduling slice: instruction-boundary events first, then instructions.
 
-            deliver(self)
-        return super().run_slice(limit, cycle_limit)
+        Order at the boundary: scheduled interrupts become pending (and cut ``limit``
+        so the next one lands on its exact step); a disabled thread parks on the CR0
+        gate; a pending single-step exception, else a recognisable interrupt, is taken
+        (one step); then either one debug-checked instruction (single step, trace or
+        fetch breakpoints active) or the engine's fast loop.
+        """
+        shared = self.shared
+        if shared.irq_schedule:
+            limit = interrupts.poll_schedule(self, limit)
+        if not (shared.cr0 >> self.tid) & 1:
+            self.park(shared.gate, _gate_reason(self))
+            return 0
+        used = 0
+        if self.ssm_pending:
+            used = debug.take(self, Trap(causes.SSM, 0, name="single step"))
+            self.ssm_pending = False  # only once taken: a stop_on_trap stop keeps it pending
+        elif self.pending_irq and interrupts.deliver(self):
+            self.traps += 1
+            used = 1
+        if used >= limit or self.status != RUNNABLE:
+            return used
+        # debug.needs_stepping, inlined: this runs once per instruction with several threads
+        if self.status_stack[0] & debug.STEP_BITS or (
+                shared.dbcr & 0xF and debug.fetch_breakpoints_on(shared, self.tid)):
+            return used + debug.step(self, cycle_limit)
+        return used + super().run_slice(limit - used, cycle_limit)
 
     # ------------------------------------------------------------------ state for dumps
 
@@ -125,13 +151,16 @@ class PhoenixThread(CpuAgent):
         return {
             "tid": self.tid,
             "mode": self.mode,
-            "status": self.status,
+            "status_word": self.status_word,
             "depth": self.depth,
             "sp_alias": self.sp_sel,
             "cause": list(self.cause),
             "badaddr": list(self.badaddr),
             "eip": self.ip_stack[0],
             "ptbr": self.ptbr,
+            "gie": self.gie,
+            "pending_irq": [list(p) for p in self.pending_irq],
+            "ssm_pending": self.ssm_pending,
             "asid": self.asid,
             "vectors": {f"v{i}": [int(x) for x in self.vr[i]] for i in range(64)
                         if self.vr[i].any()},

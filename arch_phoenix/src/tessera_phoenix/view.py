@@ -5,10 +5,22 @@ effective address → (machine mode: unchanged; otherwise the MMU's translation)
 PMA check (when enabled) → the machine's physical address space.  Faults become the
 architecture's exceptions (TLB miss, page fault, PMA, DBE) raised as
 :class:`~tessera.control.Trap` with the effective address as ``tval`` (BADADDR).
+Callers split data accesses that cross a 16 KiB page (each page translates on its
+own); :meth:`ThreadView.fetch` splits instructions itself.
 
-The engine's decode cache lives on the physical space, keyed per view, so writes to
-code invalidate it; a change of translation (mode, ASID, PTBR, TLB write) flushes the
-view's cache through :meth:`flush`.
+Fetch faults leave :meth:`~ThreadView.fetch` as :class:`FetchFault`, a
+``MemoryFault`` carrying the trap: the engine turns it back into the trap through
+``exceptions.memory_trap``, while the postfix look-ahead of a decode-cache fill
+(which swallows memory faults) simply sees "no postfix" instead of faulting the
+instruction in front of an unmapped page.
+
+Decoded instructions are cached per view and keyed by *virtual* address, so the
+cache is only valid for one translation context (machine mode, or ASID + PTBR +
+TLB generation; plus the PMA table generation).  :meth:`ThreadView.flush` drops the
+cache when that context changed and is a no-op otherwise, so callers may call it
+after anything that might change translation (exception entry, RTI, REX, PTBR or
+ASID writes, TLBRW).  The cache indexes entries by *physical* page, so a store to
+code invalidates them whatever virtual address they were decoded at.
 """
 
 from __future__ import annotations
@@ -16,11 +28,59 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.control import Trap
+from tessera.errors import MemoryFault
+from tessera.memory.regions import CODE_PAGE_BITS
+from tessera.memory.space import DecodeCache
 
 from tessera_phoenix import causes
+from tessera_phoenix.mmu.unit import translates
 
 MASK32 = 0xFFFF_FFFF
 READ, WRITE, EXEC = "r", "w", "x"
+PAGE = 1 << 14
+#: STATUS bits that decide "machine mode without MPRV" (identity for loads/stores)
+_M_MPRV = 0x20C00
+_M_ONLY = 0x00C00
+
+
+class FetchFault(MemoryFault):
+    """An instruction fetch the thread may not make; ``trap`` is the exception it raises."""
+
+    def __init__(self, trap: Trap) -> None:
+        super().__init__(trap.name, address=trap.tval, access="fetch")
+        self.trap = trap
+
+
+class Placed:
+    """Where a translated fetch landed, in the terms the engine's decode-cache fill uses.
+
+    ``end`` is the first *virtual* address past the bytes that are known to be
+    physically contiguous (the end of the region, or of the 16 KiB page), so the
+    engine caches an instruction only if it lies wholly inside; ``region`` is the
+    physical region (None for an instruction split across two pages, never cached).
+    """
+
+    __slots__ = ("region", "end", "cacheable", "pa")
+
+    def __init__(self, region: Any, end: int, pa: int) -> None:
+        self.region = region
+        self.end = end
+        self.pa = pa
+        self.cacheable = region is not None and region.cacheable
+
+
+class ViewDecodeCache(DecodeCache):
+    """A view's decoded instructions, keyed by virtual address, indexed by physical page."""
+
+    def __init__(self, view: ThreadView) -> None:
+        super().__init__()
+        self.view = view
+
+    def add(self, address: int, size: int, ins: Any) -> None:
+        self[address] = ins
+        pa = self.view.translate_quiet(address)
+        for page in range(pa >> CODE_PAGE_BITS, ((pa + size - 1) >> CODE_PAGE_BITS) + 1):
+            self.pages.setdefault(page, set()).add(address)
 
 
 class ThreadView:
@@ -35,45 +95,102 @@ class ThreadView:
         self.limit = phys.limit
         self.thread: Any = None
         self.current_agent: Any = None
+        self._ctx: tuple[int, ...] = self._context()
 
     # ------------------------------------------------------------------ translation
 
     def translate(self, va: int, access: str) -> int:
         """Physical address for effective address ``va`` (raises the architecture's traps)."""
         va &= MASK32
-        mmu = self.shared.mmu
+        shared = self.shared
+        mmu = shared.mmu
         pa = va if mmu is None else mmu.translate(self.thread, va, access)
-        pma = self.shared.pma
-        if pma is not None and self.shared.config.pma:
+        pma = shared.pma
+        if pma is not None and pma.enabled:
             pma.check(pa, access, va)
         return pa
+
+    def translate_quiet(self, va: int) -> int:
+        """Where a fetch of ``va`` goes, without side effects or traps (``va`` if unknown)."""
+        mmu = self.shared.mmu
+        return va if mmu is None or self.thread is None else mmu.peek(self.thread, va & MASK32)
+
+    peek = translate_quiet
 
     # ------------------------------------------------------------------ engine interface
 
     def fetch(self, address: int, size: int) -> tuple[int, Any]:
-        # TODO(mmu): an instruction straddling two pages needs both halves translated
-        return self._phys_fetch(self.translate(address, EXEC), size, address)
+        va = address & MASK32
+        thread = self.thread
+        mmu = self.shared.mmu
+        try:
+            if mmu is None or not translates(thread, EXEC):
+                self._check_pma(va, EXEC, va)
+                return self._phys_fetch(va, size, va)
+            off = va & (PAGE - 1)
+            if off + size <= PAGE:
+                pa = mmu.translate(thread, va, EXEC)
+                self._check_pma(pa, EXEC, va)
+                word, region = self._phys_fetch(pa, size, va)
+                return word, Placed(region, va + min(region.end - pa, PAGE - off), pa)
+            # the instruction straddles two pages: both halves translate on their own
+            first = PAGE - off
+            va2 = (va + first) & MASK32
+            pa = mmu.translate(thread, va, EXEC)
+            self._check_pma(pa, EXEC, va)
+            pa2 = mmu.translate(thread, va2, EXEC)
+            self._check_pma(pa2, EXEC, va2)
+            low, _ = self._phys_fetch(pa, first, va)
+            high, _ = self._phys_fetch(pa2, size - first, va2)
+            return low | (high << (8 * first)), Placed(None, va, pa)
+        except Trap as trap:
+            raise FetchFault(trap) from None
+
+    def _check_pma(self, pa: int, access: str, va: int) -> None:
+        pma = self.shared.pma
+        if pma is not None and pma.enabled:
+            pma.check(pa, access, va)
 
     def _phys_fetch(self, pa: int, size: int, va: int) -> tuple[int, Any]:
-        from tessera.errors import MemoryFault
-
         try:
             return self.phys.fetch(pa, size)
         except MemoryFault:
             raise Trap(causes.IBE, va, name="instruction bus error") from None
 
     def decode_cache(self, key: Any) -> Any:
-        return self.phys.decode_cache((key, self.name))
+        full = (key, self.name)
+        caches = self.phys._caches
+        cache = caches.get(full)
+        if not isinstance(cache, ViewDecodeCache):
+            cache = caches[full] = ViewDecodeCache(self)
+        return cache
 
     def mark_code(self, region: Any, address: int, size: int) -> None:
+        if isinstance(region, Placed):
+            if region.region is not None:
+                self.phys.mark_code(region.region, region.pa, size)
+            return
         self.phys.mark_code(region, self.translate_quiet(address), size)
 
-    def translate_quiet(self, va: int) -> int:
-        mmu = self.shared.mmu
-        return va if mmu is None else mmu.peek(self.thread, va & MASK32)
+    # ------------------------------------------------------------------ translation changes
 
-    def flush(self) -> None:
-        """Drop this thread's decoded instructions (its translation changed)."""
+    def _context(self) -> tuple[int, ...]:
+        """What the decoded instructions of this view depend on besides memory contents."""
+        shared = self.shared
+        pma = shared.pma
+        pgen = pma.generation if pma is not None else 0
+        mmu = shared.mmu
+        t = self.thread
+        if mmu is None or t is None or not translates(t, EXEC):
+            return (pgen,)
+        return (pgen, t.asid & 0x3FF, t.ptbr, mmu.generation)
+
+    def flush(self, force: bool = False) -> None:
+        """Drop this thread's decoded instructions if its translation changed (always if ``force``)."""
+        ctx = self._context()
+        if ctx == self._ctx and not force:
+            return
+        self._ctx = ctx
         for key, cache in self.phys._caches.items():
             if isinstance(key, tuple) and key[-1] == self.name:
                 cache.clear()
@@ -81,19 +198,33 @@ class ThreadView:
     # ------------------------------------------------------------------ data access
 
     def read(self, va: int, size: int) -> int:
-        from tessera.errors import MemoryFault
-
-        pa = self.translate(va, READ)
+        va &= MASK32
+        shared = self.shared
+        thread = self.thread
+        if thread.status_stack[0] & _M_MPRV == _M_ONLY or shared.mmu is None:
+            pa = va
+        else:
+            pa = shared.mmu.translate(thread, va, READ)
+        pma = shared.pma
+        if pma is not None and pma.enabled:
+            pma.check(pa, READ, va)
         try:
             return self.phys.read(pa, size)
         except MemoryFault:
-            raise Trap(causes.DBE, va & MASK32, name="data bus error") from None
+            raise Trap(causes.DBE, va, name="data bus error") from None
 
     def write(self, va: int, size: int, value: int) -> None:
-        from tessera.errors import MemoryFault
-
-        pa = self.translate(va, WRITE)
+        va &= MASK32
+        shared = self.shared
+        thread = self.thread
+        if thread.status_stack[0] & _M_MPRV == _M_ONLY or shared.mmu is None:
+            pa = va
+        else:
+            pa = shared.mmu.translate(thread, va, WRITE)
+        pma = shared.pma
+        if pma is not None and pma.enabled:
+            pma.check(pa, WRITE, va)
         try:
             self.phys.write(pa, size, value)
         except MemoryFault:
-            raise Trap(causes.DBE, va & MASK32, name="data bus error") from None
+            raise Trap(causes.DBE, va, name="data bus error") from None

@@ -92,7 +92,9 @@ def write_elements(thread: Any, spec: int, values: Sequence[int], w: int, mask_r
     elem_mask = (1 << w) - 1
     for i, v in enumerate(values):
         bits |= (int(v) & elem_mask) << (w * i)
-    write_vector_bits(thread, spec & 63, bits, thread.lane_mask(mask_reg, pc))
+    # lanes no element covers (NLANES not a multiple of W/32) keep their contents
+    covered = (1 << -(-len(values) * w // 32)) - 1
+    write_vector_bits(thread, spec & 63, bits, thread.lane_mask(mask_reg, pc) & covered)
 
 
 def write_vector_bits(thread: Any, index: int, bits: int, lane_mask: int) -> None:
@@ -124,3 +126,38 @@ def elementwise(thread: Any, ins: Any, fn: Callable[..., int], sources: Sequence
 
 def lane_bools(thread: Any, mask_reg: int, pc: int) -> np.ndarray:
     return thread.lane_mask_array(mask_reg, pc)
+
+
+# ---------------------------------------------------------------------------- immediates
+# (added by the integer semantics; generic, so FP/vector code may use them too)
+
+
+def any_vector(*specs: int) -> bool:
+    """Is any of the 7-bit specifiers a vector register (the instruction is a vector op)?"""
+    return any(s & T_BIT for s in specs)
+
+
+def imm_elements(thread: Any, value: int, w: int) -> list[int]:
+    """An immediate broadcast to E elements of width ``w``.
+
+    ``value`` is the complete sign-extended immediate (instruction field plus
+    postfixes), so truncating it to W also sign-extends it when W > 32.
+    """
+    return [value & ((1 << w) - 1)] * count(thread, w)
+
+
+def elementwise_imm(thread: Any, ins: Any, fn: Callable[..., int], source: int, imm: int,
+                    w: int | None = None) -> None:
+    """Like :func:`elementwise` for ``fn(a, imm, w)`` with one register and an immediate.
+
+    Scalar-only: computed once at 32 bits with the immediate's low 32 bits.  Vector:
+    the immediate is broadcast at the element width from Sz.
+    """
+    pc = ins.address
+    if not (ins.rt | source) & T_BIT:
+        thread.wr(ins.rt & 63, fn(thread.rd(source & 63, pc), imm & MASK32, 32))
+        return
+    w = w or width(sz_of(ins))
+    col = read_elements(thread, source, pc, w)
+    results = [fn(a, b, w) for a, b in zip(col, imm_elements(thread, imm, w))]
+    write_elements(thread, ins.rt, results, w, mask_of(ins), pc)

@@ -35,6 +35,7 @@ class Agent:
         self.traps = 0
         self.cycles = 0
         self.exit_code: int | None = None
+        self.yielded = False  # set when the agent gave up its turn (tessera.control.Yield)
         self.machine: Any = None
 
     # -- scheduling

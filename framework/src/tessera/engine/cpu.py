@@ -103,8 +103,9 @@ class CpuAgent(Agent):
                 self._commit(pc, cycles, k)
                 self.park(w.obj, w.reason)
                 return n + k
-            except Yield as y:  # the instruction retired; the slice ends here
+            except Yield as y:  # the instruction retired; the slice (and the turn) ends here
                 self._commit(y.next_pc, cycles + ins.cycles, k + 1)
+                self.yielded = True
                 return n + k + 1
             except Halt as h:  # the halting instruction retires: count it and charge its cycles
                 self._commit(pc, cycles + ins.cycles, k + 1)

@@ -366,7 +366,7 @@ class Machine:
                 self.total_steps += agent.instret + agent.traps - before
             steps += n
             self._left -= n
-            yielded = n < limit and agent.status == RUNNABLE and agent.cycles < cycle_limit
+            yielded, agent.yielded = agent.yielded, False
             if yielded or agent.status != RUNNABLE or self._left <= 0 or agent.cycles >= cycle_limit:
                 self._rr = (self._rr + 1) % count
                 self._left = 0
