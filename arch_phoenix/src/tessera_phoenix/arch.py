@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.isa import Architecture
+from tessera.isa import Architecture, CacheSpec
 from tessera_phoenix import exceptions
 from tessera_phoenix.board import build
 from tessera_phoenix.encoding import ENCODINGS, refine
@@ -47,5 +47,8 @@ PHOENIX = Architecture(
     examples=EXAMPLES,
     assembler=_assembler(),
     comment_chars=";",
+    # spec 5.2 (timing only: the functional emulator has one coherent memory)
+    caches=(CacheSpec("L1I", 32 * 1024, 4, 32, latency=2, policy="4-way, 256 sets"),
+            CacheSpec("L1D", 64 * 1024, 4, 32, latency=2, policy="4-way, write-back (HDL modified bit)")),
     cli_flags={"no-pma": ("pma", False, "disable PMA checks, same as --set pma=false")},
 )

@@ -48,6 +48,8 @@ def archs(obj: Any, as_json: bool) -> int:
     found = obj.host.architectures()
     rows = [{"name": a.name, "plugin": plugin, "word_bits": a.word_bits, "endian": a.endian,
              "instructions": len(a.encodings), "capabilities": sorted(a.capabilities),
+             "caches": [{"name": c.name, "size": c.size, "ways": c.ways, "line": c.line,
+                         "sets": c.sets, "latency": c.latency, "policy": c.policy} for c in a.caches],
              "description": a.description}
             for a, plugin in (found[k] for k in sorted(found))]
     if as_json:

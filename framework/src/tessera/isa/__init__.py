@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from tessera.isa.decoder import ILLEGAL, Decoder
 from tessera.isa.description import (
     Architecture,
+    CacheSpec,
     Encoding,
     Example,
     Field,
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from tessera.isa.asm import Assembler, Program, assemble
 
 __all__ = [
-    "Architecture", "Encoding", "Example", "Field", "MemoryRegionSpec", "RegisterFile",
+    "Architecture", "CacheSpec", "Encoding", "Example", "Field", "MemoryRegionSpec", "RegisterFile",
     "Decoder", "Disassembler", "Encoder", "Instruction", "ILLEGAL",
     "Assembler", "Program", "assemble",
 ]

@@ -258,6 +258,26 @@ class MemoryRegionSpec:
 
 
 @attrs.frozen
+class CacheSpec:
+    """Geometry of a cache, for timing models (the functional engine has no caches).
+
+    ``size`` and ``line`` in bytes; ``latency`` is the hit latency in cycles;
+    ``policy`` names the write/replacement policy where the hardware documents one.
+    """
+
+    name: str
+    size: int
+    ways: int
+    line: int
+    latency: int = 1
+    policy: str = ""
+
+    @property
+    def sets(self) -> int:
+        return self.size // (self.ways * self.line)
+
+
+@attrs.frozen
 class Example:
     """A bundled example program that ``tessera demo`` runs.
 
@@ -304,6 +324,7 @@ class Architecture:
     * ``cli_flags`` maps extra ``tessera run`` flags to configuration settings:
       ``{"no-pma": ("pma", False, "disable PMA checks")}`` makes ``--no-pma`` mean
       ``--set pma=false`` for this architecture (and an error for others).
+    * ``caches`` describes the cache geometry (:class:`CacheSpec`) for timing models.
     * ``assembler`` is an :class:`~tessera.isa.asm.Assembler` subclass adding
       pseudo-instructions or directives; default: the generic table-driven assembler.
     """
@@ -334,6 +355,7 @@ class Architecture:
     assembler: type | None = None
     refine: Callable[[Any, Callable[[int], int | None]], None] | None = None
     cli_flags: Mapping[str, tuple[str, Any, str]] = attrs.field(factory=dict)
+    caches: tuple[CacheSpec, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         if self.word_bits % 8 or self.word_bits <= 0:

@@ -1,0 +1,19 @@
+"""The architecture record as users see it: registration, caches, flags, comments."""
+
+from __future__ import annotations
+
+from tessera.plugins import PluginHost
+
+
+def test_phoenix_registers_with_cache_geometry_and_run_flags():
+    host = PluginHost(load_entry_points=False, use_environment=False)
+    record = host.load_module("phoenix=tessera_phoenix.plugin")
+    assert record.status == "active" and record.api_version == 1
+    arch = host.architecture("phoenix")
+    assert (arch.word_bits, arch.endian, arch.reset_pc) == (48, "little", 0xFFFD0000)
+    caches = {c.name: c for c in arch.caches}
+    assert (caches["L1I"].size, caches["L1I"].ways, caches["L1I"].line, caches["L1I"].sets) == (
+        32 * 1024, 4, 32, 256)
+    assert (caches["L1D"].size, caches["L1D"].sets) == (64 * 1024, 512)
+    assert arch.cli_flags["no-pma"][:2] == ("pma", False)
+    assert arch.comment_chars == ";"  # '#' marks immediates in rfPhoenix assembly
