@@ -511,3 +511,23 @@ def test_watches_apply_to_a_restored_machine():
     m2 = Machine.restore(m.snapshot(), host=make_host(w))
     assert m2.run().exit_code == 5
     assert len(w.log) == 2
+
+
+def test_large_ram_is_allocated_lazily_and_snapshots_exactly():
+    # A big region is an anonymous mapping: building it touches no pages.
+    import resource
+
+    from tessera.memory import AddressSpace, MemoryBudget
+    from tessera.memory.regions import LAZY_RAM_THRESHOLD
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    space = AddressSpace(budget=MemoryBudget(1 << 30))
+    ram = space.add_ram("big", 0, 256 << 20)
+    assert 256 << 20 >= LAZY_RAM_THRESHOLD and not isinstance(ram.data, bytearray)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 64
+    space.write(0x0FF0_0000, 4, 0xDEADBEEF)
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(space))
+    assert copy.read(0x0FF0_0000, 4) == 0xDEADBEEF and copy.read(0, 4) == 0

@@ -9,6 +9,7 @@ invalidates the decode caches (self-modifying code, loaders writing code at run 
 
 from __future__ import annotations
 
+import mmap
 from typing import Any, Protocol
 
 from tessera.errors import ConfigError, MemoryFault
@@ -24,6 +25,23 @@ def parse_perms(perms: str) -> tuple[bool, bool, bool]:
     if bad:
         raise ConfigError(f"permissions {perms!r}: use a combination of r, w, x")
     return "r" in perms, "w" in perms, "x" in perms
+
+
+#: RAM at least this big is backed by an anonymous mapping instead of a ``bytearray``.
+LAZY_RAM_THRESHOLD = 1 << 20
+
+
+def _zeroed(size: int) -> bytearray | mmap.mmap:
+    """Zero-filled storage of ``size`` bytes.
+
+    Large regions use an anonymous ``mmap``: the operating system hands out zero pages
+    only when they are first written, so a 512 MiB DRAM costs nothing until used
+    (a ``bytearray`` would be zero-filled, i.e. touched, up front).  Both types support
+    the slicing and buffer protocol the accessors use.
+    """
+    if size >= LAZY_RAM_THRESHOLD:
+        return mmap.mmap(-1, size)
+    return bytearray(size)
 
 
 class Region:
@@ -105,7 +123,7 @@ class RAM(Region):
     def __init__(self, name: str, start: int, size: int, perms: str = "rwx",
                  endian: str = "little", data: bytes | None = None) -> None:
         self.endian = endian
-        self.data = bytearray(size)
+        self.data = _zeroed(size)
         super().__init__(name, start, size, perms)
         if data is not None:
             if len(data) > size:
@@ -161,7 +179,7 @@ class RAM(Region):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         chunks = state.pop("_chunks")
-        data = bytearray(state["size"])
+        data = _zeroed(state["size"])
         for off, chunk in chunks.items():
             data[off:off + len(chunk)] = chunk
         state["data"] = data
