@@ -9,21 +9,26 @@ layout of ORI, ``halt`` on the NOP opcode) for that.
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
+from phoenix_support import (  # noqa: F401 - re-exported for the test_mmu_* modules
+    M32,
+    OPS,
+    ins,
+    machine,
+    make_arch,
+    r2,
+    ri,
+    thread,
+    trap_of,
+    v,
+)
+from phoenix_support import vget as vec_words  # noqa: F401
+from phoenix_support import vset as set_vec  # noqa: F401
+
 from tessera.control import Halt
-from tessera.isa import Architecture, Encoding
-from tessera.machine import Machine
+from tessera.isa import Encoding
 
-from tessera_phoenix import exceptions
-from tessera_phoenix.board import build
-from tessera_phoenix.fields import FIELDS
-from tessera_phoenix.registers import GPR, REG
-from tessera_phoenix.semantics import load_all
-
-OPS = load_all()
-M32 = 0xFFFF_FFFF
 PAGE = 1 << 14
 
 USER, SUPERVISOR, MACHINE = 0, 1, 3
@@ -40,11 +45,11 @@ def ptbr(base: int = 0, *, levels: int = 0, al: int = 0, s: bool = False, tree: 
     return (base & 0xFFFF_E000) | levels << 8 | al << 6 | (S_BIT if s else 0) | (TREE if tree else 0)
 
 
-def _ldi(thread: Any, ins: Any) -> None:
-    thread.wr(ins.rt & 63, ins.imm & M32)
+def _ldi(t: Any, ins: Any) -> None:
+    t.wr(ins.rt & 63, ins.imm & M32)
 
 
-def _halt(thread: Any, ins: Any) -> None:
+def _halt(t: Any, ins: Any) -> None:
     raise Halt(0)
 
 
@@ -59,23 +64,7 @@ RUN_ENCODINGS = (
 )
 
 
-def _arch(name: str, encodings: tuple[Encoding, ...], refine: Any = None) -> Architecture:
-    return Architecture(name, 48, (GPR, REG), FIELDS, encodings, build=build,
-                        take_trap=exceptions.take_trap, illegal=exceptions.illegal,
-                        memory_trap=exceptions.memory_trap, reset_pc=0xFFFD0000, quantum=1,
-                        solo_quantum=1024, refine=refine)
-
-
-ARCH = _arch("phoenix-mmu-test", ())
-RUN_ARCH = _arch("phoenix-mmu-run", RUN_ENCODINGS, _refine)
-
-
-def machine(*, arch: Architecture = ARCH, **config: Any) -> Machine:
-    return Machine(arch, host=None, config={"dram": 1 << 20, **config})
-
-
-def thread(**config: Any) -> Any:
-    return machine(**config).agents[0]
+RUN_ARCH = make_arch("phoenix-mmu-run", RUN_ENCODINGS, refine=_refine)
 
 
 def set_mode(t: Any, mode: int, *, mprv: bool = False, previous: int | None = None) -> None:
@@ -114,21 +103,8 @@ def phys_read(t: Any, pa: int, size: int) -> int:
 # ---------------------------------------------------------------------------- instruction words
 
 
-def v(n: int) -> int:
-    return 0x40 | n
-
-
-def r2(func: int, rt: int, ra: int, rb: int, *, op2: int = 0, mask: int = 0, sz: int = 2) -> int:
-    return (mask << 42 | sz << 39 | op2 << 37 | (func & 63) << 27 | (rb & 127) << 20
-            | (ra & 127) << 13 | (rt & 127) << 6 | 2)
-
-
-def ins(word: int, address: int = 0x1000, **fields: Any) -> Any:
-    return types.SimpleNamespace(word=word, address=address, next=address + 6, **fields)
-
-
 def tlb_ins(op2: int, rt: int, ra: int, rb: int = 0, *, mask: int = 0) -> Any:
-    return ins(r2(7, rt, ra, rb, op2=op2, mask=mask), rt=rt, ra=ra, rb=rb)
+    return ins(r2(7, rt, ra, rb, op2=op2, mask=mask))
 
 
 def selector(way: int, s: int) -> int:
@@ -136,23 +112,8 @@ def selector(way: int, s: int) -> int:
     return (s & 0x3FF) << 5 | (way & 7)
 
 
-def vec_words(t: Any, n: int) -> list[int]:
-    return [int(x) for x in t.vr[n]]
-
-
-def set_vec(t: Any, n: int, words: list[int]) -> None:
-    row = [0] * t.lanes
-    for i, w in enumerate(words[: t.lanes]):
-        row[i] = w & M32
-    t.vr[n][:] = row
-
-
-def ri_word(opcode: int, rt: int, ra: int, imm: int) -> int:
-    return 2 << 39 | (imm & 0x7FFFF) << 20 | (ra & 127) << 13 | (rt & 127) << 6 | opcode
-
-
 def ldi(rt: int, imm: int) -> int:
-    return ri_word(9, rt, 0, imm)
+    return ri(9, rt, 0, imm)
 
 
 HALT = 11

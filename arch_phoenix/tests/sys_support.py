@@ -9,36 +9,37 @@ exercise exception entry, interrupts and threads independently of the decoder.
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
-from tessera_phoenix import exceptions
-from tessera_phoenix.board import build
-from tessera_phoenix.fields import FIELDS
-from tessera_phoenix.registers import GPR, REG
-from tessera_phoenix.semantics import load_all
-from tessera_phoenix.timing import TIMING
+from phoenix_support import (  # noqa: F401 - re-exported for the test_sys_* modules
+    OPS,
+    bcc_word,
+    csr_word,
+    image,
+    j_word,
+    make_arch,
+    r1,
+    r2,
+    ri,
+    thread,
+)
+from phoenix_support import ins as _ins
+from phoenix_support import machine as _machine
 
-from tessera.isa import Architecture, Encoding
+from tessera.isa import Encoding
 from tessera.machine import Machine
 
-OPS = load_all()
-M32 = 0xFFFF_FFFF
 OP6 = 0x3F
 R1_MASK = OP6 | 63 << 27 | 127 << 20  # opcode, Func = 1, bit 26 + Func1
 
 
-def _r1(func1: int) -> int:
-    return 2 | 1 << 27 | func1 << 20
-
-
-def _addi(thread: Any, ins: Any) -> Any:
+def _addi(t: Any, ins: Any) -> Any:
     """ADDI by reference to a module-level function, so test machines can be snapshotted."""
-    return OPS["addi"](thread, ins)
+    return OPS["addi"](t, ins)
 
 
-def _ori(thread: Any, ins: Any) -> Any:
-    return OPS["ori"](thread, ins)
+def _ori(t: Any, ins: Any) -> Any:
+    return OPS["ori"](t, ins)
 
 
 ENCODINGS = (
@@ -51,9 +52,9 @@ ENCODINGS = (
     Encoding("bcc", 28, OP6, "{bra}, {brb}, {bdisp}", OPS["bcc"], "branch"),
     Encoding("store", 40, OP6, "{rt}, {imm}, {ra}", OPS["store"], "mem"),
     Encoding("load", 44, OP6, "{rt}, {imm}, {ra}", OPS["load"], "mem"),
-    Encoding("rti", _r1(25), R1_MASK, "", OPS["rti"], "sys"),
-    Encoding("rex", _r1(26), R1_MASK, "{ra}", OPS["rex"], "rex"),
-    Encoding("popq", _r1(9), R1_MASK, "{rt}", OPS["popq"], "sys"),
+    Encoding("rti", r1(25) & R1_MASK, R1_MASK, "", OPS["rti"], "sys"),
+    Encoding("rex", r1(26) & R1_MASK, R1_MASK, "{ra}", OPS["rex"], "rex"),
+    Encoding("popq", r1(9) & R1_MASK, R1_MASK, "{rt}", OPS["popq"], "sys"),
 )
 
 
@@ -64,43 +65,29 @@ def refine(ins: Any, peek: Any) -> None:
             ins.value = getattr(ins, name)
 
 
-ARCH = Architecture("phoenix-sys-test", 48, (GPR, REG), FIELDS, ENCODINGS, build=build,
-                    timing=TIMING, take_trap=exceptions.take_trap, illegal=exceptions.illegal,
-                    reset_pc=0xFFFD0000, quantum=1, solo_quantum=1024, refine=refine)
+ARCH = make_arch("phoenix-sys-test", ENCODINGS, refine=refine)
 
 CODE = 0x1000        # programs go here (DRAM)
 HANDLER = 0x8000     # TVEC3 in the tests that take exceptions
 
 
 def machine(**config: Any) -> Machine:
-    return Machine(ARCH, host=None, config={"dram": 1 << 20, **config})
-
-
-def thread(**config: Any) -> Any:
-    return machine(**config).agents[0]
+    return _machine(arch=ARCH, **config)
 
 
 def load(m: Machine, address: int, words: list[int]) -> int:
     """Write instruction words at ``address``; returns the address after them."""
-    for w in words:
-        m.space.write_bytes(address, w.to_bytes(6, "little"), force=True)
-        address += 6
-    return address
+    m.space.write_bytes(address, image(words), force=True)
+    return address + 6 * len(words)
 
 
-def ins(word: int, address: int = CODE, **fields: Any) -> types.SimpleNamespace:
-    """A decoded-like instruction for calling a semantic function directly."""
-    base = dict(word=word, address=address, next=address + 6, value=0, rt=(word >> 6) & 127,
-                ra=(word >> 13) & 127, rb=(word >> 20) & 127)
-    base.update(fields)
-    return types.SimpleNamespace(**base)
+def ins(word: int, address: int = CODE, **fields: Any) -> Any:
+    """A decoded-like instruction for calling a semantic function directly (``value`` 0)."""
+    fields.setdefault("value", 0)
+    return _ins(word, address=address, **fields)
 
 
 # ---------------------------------------------------------------------------- words
-
-
-def ri(opcode: int, rt: int, ra: int, imm: int, *, sz: int = 2, mask: int = 0) -> int:
-    return mask << 42 | sz << 39 | (imm & 0x7FFFF) << 20 | (ra & 127) << 13 | (rt & 127) << 6 | opcode
 
 
 def addi(rt: int, ra: int, imm: int) -> int:
@@ -119,13 +106,7 @@ def brk(rt: int = 0, imm: int = 0) -> int:
     return ri(0, rt, 0, imm)
 
 
-def csr(op: int, rt: int, ra: int, number: int) -> int:
-    """CSR format: CsrOp 37:36 (0 RD, 1 RW, 2 RC, 3 RS), CSR number 33:20."""
-    return 2 << 39 | op << 36 | (number & 0x3FFF) << 20 | (ra & 127) << 13 | (rt & 127) << 6 | 7
-
-
-def r1(func1: int, rt: int = 0, ra: int = 0, *, extra: int = 0) -> int:
-    return 2 << 39 | extra | 1 << 27 | func1 << 20 | (ra & 127) << 13 | (rt & 127) << 6 | 2
+csr = csr_word
 
 
 def rti() -> int:
@@ -134,7 +115,7 @@ def rti() -> int:
 
 def rex(tm: int, ra: int = 0, *, irq4: int = 0, v: int = 1) -> int:
     """REX: Tm bits 7:6, Irq4 bits 11:8 (the Rt slot), v bit 33, PL from Ra."""
-    return 2 << 39 | v << 33 | 1 << 27 | 26 << 20 | (ra & 127) << 13 | irq4 << 8 | tm << 6 | 2
+    return r1(26, irq4 << 2 | tm, ra, f=v)
 
 
 def queue_op(func1: int, rt: int, q: int) -> int:
@@ -143,19 +124,15 @@ def queue_op(func1: int, rt: int, q: int) -> int:
 
 def pushq_word(q: int, rb: int) -> int:
     """PUSHQ: R2 func 23, queue number in the Ra slot, value in Rb."""
-    return 2 << 39 | 23 << 27 | (rb & 127) << 20 | (q & 15) << 13 | 2
+    return r2(23, 0, q & 15, rb)
 
 
 def bra(disp: int) -> int:
-    return (disp & ((1 << 40) - 1)) << 8 | 25
-
-
-def bcc(cnd: int, ra: int, rb: int, disp: int) -> int:
-    return cnd << 45 | 2 << 39 | (disp & 0x1FFFF) << 22 | (ra & 63) << 13 | (rb & 63) << 6 | 28
+    return j_word(25, disp)
 
 
 def bne(ra: int, rb: int, disp: int) -> int:
-    return bcc(7, ra, rb, disp)
+    return bcc_word(7, ra, rb, disp)
 
 
 def ld(rt: int, ra: int, disp: int) -> int:

@@ -9,26 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.isa import Architecture, Decoder, Disassembler, Encoder
-from tessera.machine import Machine
+from phoenix_support import M32, TABLE_ARCH, TABLE_ENC, run_image  # noqa: F401 - M32 re-exported
 
-from tessera_phoenix import exceptions
+from tessera.isa import Decoder, Disassembler
 from tessera_phoenix.asm import PhoenixAssembler
-from tessera_phoenix.board import build
-from tessera_phoenix.encoding import ENCODINGS, refine
-from tessera_phoenix.fields import FIELDS
-from tessera_phoenix.registers import GPR, REG
-from tessera_phoenix.timing import TIMING
+from tessera_phoenix.encoding import ENCODINGS, refine  # noqa: F401 - re-exported
 
-ARCH = Architecture("phoenix-table-test", 48, (GPR, REG), FIELDS, ENCODINGS, build=build,
-                    timing=TIMING, take_trap=exceptions.take_trap, illegal=exceptions.illegal,
-                    memory_trap=exceptions.memory_trap, refine=refine,
-                    assembler=PhoenixAssembler, reset_pc=0xFFFD0000, quantum=1,
-                    solo_quantum=1024)
+ARCH = TABLE_ARCH
+ENC = TABLE_ENC
 DEC = Decoder(ARCH)
 DIS = Disassembler(ARCH, DEC)
-ENC = Encoder(ARCH)
-M32 = 0xFFFF_FFFF
 
 
 def assemble(text: str, base: int = 0, file: str = "<input>") -> bytes:
@@ -41,10 +31,6 @@ def assemble(text: str, base: int = 0, file: str = "<input>") -> bytes:
 
 def words(data: bytes) -> list[int]:
     return [int.from_bytes(data[i:i + 6], "little") for i in range(0, len(data), 6)]
-
-
-def image(*ws: int) -> bytes:
-    return b"".join(w.to_bytes(6, "little") for w in ws)
 
 
 def row(mnemonic: str, index: int = 0) -> Any:
@@ -66,10 +52,5 @@ def decode_at(base: int, ws: list[int], index: int = 0) -> Any:
 
 
 def run(source: str, base: int = 0x1000, steps: int = 10_000, **config: Any) -> Any:
-    """Assemble ``source`` at ``base`` into DRAM, run thread 0 from there; the thread."""
-    m = Machine(ARCH, host=None, config={"dram": 1 << 20, "pma": False, **config})
-    m.space.write_bytes(base, assemble(source, base))
-    t = m.agents[0]
-    t.pc = base
-    m.run(max_steps=steps, raise_on_budget=False)
-    return m, t
+    """Assemble ``source`` at ``base`` into DRAM, run thread 0 from there; (machine, thread)."""
+    return run_image(assemble(source, base), base, steps, **config)

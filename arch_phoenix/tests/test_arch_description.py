@@ -17,3 +17,19 @@ def test_phoenix_registers_with_cache_geometry_and_run_flags():
     assert (caches["L1D"].size, caches["L1D"].sets) == (64 * 1024, 512)
     assert arch.cli_flags["no-pma"][:2] == ("pma", False)
     assert arch.comment_chars == ";"  # '#' marks immediates in rfPhoenix assembly
+
+
+def test_settings_are_type_checked():
+    import numpy as np
+    import pytest
+
+    from tessera.errors import ConfigError
+    from tessera_phoenix.config import PhoenixConfig
+
+    cfg = PhoenixConfig.from_machine({"lanes": np.int64(4), "pma": 0, "lenient": 1, "irq": ""})
+    assert (cfg.lanes, cfg.pma, cfg.lenient) == (4, False, True) and type(cfg.lanes) is int
+    for bad in ({"threads": "abc"}, {"threads": True}, {"dram": "1M"}, {"pma": "maybe"},
+                {"lenient": 2}, {"irq": 5}, {"hartid": -1}, {"hartid": 1 << 28},
+                {"reset_cr0": 0x1_0000}, {"reset_cr0": -1}):
+        with pytest.raises(ConfigError):
+            PhoenixConfig.from_machine(bad)

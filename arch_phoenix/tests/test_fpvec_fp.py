@@ -26,9 +26,10 @@ from fpvec_support import (
     vget,
     vset,
 )
-from tessera_phoenix import causes
+from phoenix_support import skipped_when_lenient
 
 from tessera.control import Trap
+from tessera_phoenix import causes
 
 
 @pytest.fixture
@@ -418,5 +419,5 @@ def test_fpvec_fman_is_unimplemented(t):
 def test_fpvec_fman_lenient_is_nop():
     t = thread(lenient=True)
     t.wr(2, 99)
-    assert run(t, "fman", r1(F1["fman"], 2, 1)) is None
+    skipped_when_lenient(t, lambda: run(t, "fman", r1(F1["fman"], 2, 1)))
     assert t.rd(2, 0) == 99

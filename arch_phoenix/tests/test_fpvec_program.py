@@ -9,37 +9,10 @@ word — by running small programs.
 from __future__ import annotations
 
 from fpvec_support import f32
-from tessera_phoenix import exceptions
-from tessera_phoenix.board import build
-from tessera_phoenix.encoding import ENCODINGS, refine
-from tessera_phoenix.fields import FIELDS
+from phoenix_support import encode as asm
+from phoenix_support import run_words, v
+
 from tessera_phoenix.postfix import postfix_word
-from tessera_phoenix.registers import GPR, REG
-from tessera_phoenix.timing import TIMING
-
-from tessera.isa import Architecture, Encoder
-from tessera.machine import Machine
-
-ARCH = Architecture("phoenix-fpvec-e2e", 48, (GPR, REG), FIELDS, ENCODINGS, build=build,
-                    timing=TIMING, take_trap=exceptions.take_trap, illegal=exceptions.illegal,
-                    memory_trap=exceptions.memory_trap, refine=refine,
-                    reset_pc=0xFFFD0000, quantum=1, solo_quantum=1024)
-ENC = Encoder(ARCH)
-BASE = 0x1000
-
-
-def asm(mnemonic: str, **ops: int) -> int:
-    """Encode with the row of ``mnemonic`` taking exactly these operands (sz/mask/rm default)."""
-    for e in ENCODINGS:
-        if e.mnemonic != mnemonic:
-            continue
-        full = dict(ops)
-        for name, default in (("sz", 2), ("mask", 0), ("rm", 0)):
-            if name in e.operand_names:
-                full.setdefault(name, default)
-        if set(full) == set(e.operand_names):
-            return ENC.encode(e, full)
-    raise LookupError(f"no {mnemonic} row with operands {sorted(ops)}")
 
 
 def li(rt: int, value: int) -> list[int]:
@@ -49,16 +22,8 @@ def li(rt: int, value: int) -> list[int]:
 
 
 def run(words: list[int], steps: int = 10_000):
-    m = Machine(ARCH, host=None, config={"dram": 1 << 20, "pma": False, "lanes": 4})
-    m.space.write_bytes(BASE, b"".join(w.to_bytes(6, "little") for w in words))
-    t = m.agents[0]
-    t.pc = BASE
-    m.run(max_steps=steps, raise_on_budget=False)
-    return t
-
-
-def v(n: int) -> int:
-    return 0x40 | n
+    """Run ``words`` from DRAM with 4 lanes; thread 0."""
+    return run_words(words, steps=steps, lanes=4)[1]
 
 
 def test_fpvec_program_scalar_fp_loop():

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tessera_phoenix.semantics import softfloat as sf
 from tessera_phoenix.semantics.softfloat import F16, F32, F64, F128, RNE, RTZ
 

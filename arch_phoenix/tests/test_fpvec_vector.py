@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from fpvec_support import F1, M32, F, r1, r2, run, thread, v, vget, vset
-from tessera_phoenix import causes
 
 from tessera.control import Trap
+from tessera_phoenix import causes
 
 SEQ = [0x100 + i for i in range(16)]
 

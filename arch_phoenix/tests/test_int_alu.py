@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from int_support import F, F1, M32, OP, PC, r1, r2, ri, run, thread, v, vget, vset
+from int_support import F1, M32, OP, PC, F, r1, r2, ri, run, thread, v, vget, vset
 
 
 @pytest.fixture

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from int_support import F, M32, cmp_word, cmpi_word, r2, run, thread, v, vget, vset
+from int_support import M32, F, cmp_word, cmpi_word, r2, run, thread, v, vget, vset
 
 # relation bits for (a, b) = (-1, 1): signed less, unsigned greater
 NEG_VS_ONE = {0: 0, 1: 1, 2: 1, 5: 0, 6: 0, 8: 1, 9: 0, 10: 0, 13: 1, 14: 1}
@@ -143,17 +142,21 @@ def test_int_vector_cmp_all_zero_mask_keeps_destination(t):
 # ---------------------------------------------------------------------------- shifts
 
 
+def shift_both_forms(t, op, n, f):
+    """0x8000_0001 shifted by ``n`` with fill ``f``: (register form ``op``, immediate form ``op`` + i)."""
+    t.wr(1, 0x8000_0001)
+    t.wr(2, n)
+    run(t, op, r2(F[op], 3, 1, 2, f=f))
+    run(t, op + "i", r2(F[op + "i"], 4, 1, n, f=f))
+    return t.gpr[3], t.gpr[4]
+
+
 @pytest.mark.parametrize("n, f, expected", [
     (0, 0, 0x8000_0001), (1, 0, 0x0000_0002), (31, 0, 0x8000_0000), (32, 0, 0), (63, 0, 0),
     (0, 1, 0x8000_0001), (4, 1, 0x0000_001F), (31, 1, 0xFFFF_FFFF), (32, 1, M32), (63, 1, M32),
 ])
 def test_int_sll(t, n, f, expected):
-    t.wr(1, 0x8000_0001)
-    t.wr(2, n)
-    run(t, "sll", r2(F["sll"], 3, 1, 2, f=f))
-    assert t.gpr[3] == expected
-    run(t, "slli", r2(F["slli"], 4, 1, n, f=f))
-    assert t.gpr[4] == expected
+    assert shift_both_forms(t, "sll", n, f) == (expected, expected)
 
 
 @pytest.mark.parametrize("n, f, expected", [
@@ -161,12 +164,7 @@ def test_int_sll(t, n, f, expected):
     (4, 1, 0xF800_0000), (31, 1, M32), (32, 1, M32),
 ])
 def test_int_srl(t, n, f, expected):
-    t.wr(1, 0x8000_0001)
-    t.wr(2, n)
-    run(t, "srl", r2(F["srl"], 3, 1, 2, f=f))
-    assert t.gpr[3] == expected
-    run(t, "srli", r2(F["srli"], 4, 1, n, f=f))
-    assert t.gpr[4] == expected
+    assert shift_both_forms(t, "srl", n, f) == (expected, expected)
 
 
 @pytest.mark.parametrize("value, n, expected", [

@@ -7,10 +7,9 @@ PMA table the MMU code installs; the trap path under test is the view's.
 from __future__ import annotations
 
 import pytest
+from int_support import M32, OP, PC, F, ls_word, machine, r2, run, thread, v, vget, vset
 
 from tessera.control import Trap
-
-from int_support import F, M32, OP, PC, ls_word, machine, r2, run, thread, v, vget, vset
 
 DBE, UNIMP, PRIV, DBG = 60, 37, 53, 33
 BUF = 0x2000

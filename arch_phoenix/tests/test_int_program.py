@@ -8,49 +8,10 @@ including postfixes, relative/absolute targets) by running small programs.
 from __future__ import annotations
 
 import pytest
+from phoenix_support import PC, image, load_image, run_words
+from phoenix_support import encode as asm
 
-from tessera.isa import Architecture, Encoder
-from tessera.machine import Machine
-
-from tessera_phoenix import exceptions
-from tessera_phoenix.board import build
-from tessera_phoenix.encoding import ENCODINGS, refine
-from tessera_phoenix.fields import FIELDS
 from tessera_phoenix.postfix import postfix_word
-from tessera_phoenix.registers import GPR, REG
-from tessera_phoenix.timing import TIMING
-
-ARCH = Architecture("phoenix-int-e2e", 48, (GPR, REG), FIELDS, ENCODINGS, build=build, timing=TIMING,
-                    take_trap=exceptions.take_trap, illegal=exceptions.illegal,
-                    memory_trap=exceptions.memory_trap, refine=refine,
-                    reset_pc=0xFFFD0000, quantum=1, solo_quantum=1024)
-ENC = Encoder(ARCH)
-BASE = 0x1000
-
-
-def asm(mnemonic: str, **ops: int) -> int:
-    """Encode with the first row of ``mnemonic`` taking exactly these operands (sz/mask default)."""
-    for e in ENCODINGS:
-        if e.mnemonic != mnemonic:
-            continue
-        full = dict(ops)
-        if "sz" in e.operand_names:
-            full.setdefault("sz", 2)
-        if "mask" in e.operand_names:
-            full.setdefault("mask", 0)
-        if set(full) == set(e.operand_names):
-            return ENC.encode(e, full)
-    raise LookupError(f"no {mnemonic} row with operands {sorted(ops)}")
-
-
-def load_and_run(words: list[int], steps: int = 10_000, **config):
-    m = Machine(ARCH, host=None, config={"dram": 1 << 20, "pma": False, **config})
-    image = b"".join(w.to_bytes(6, "little") for w in words)
-    m.space.write_bytes(BASE, image)
-    t = m.agents[0]
-    t.pc = BASE
-    m.run(max_steps=steps, raise_on_budget=False)
-    return m, t
 
 
 def test_int_program_loop_call_memory_and_self_loop_halt():
@@ -62,7 +23,7 @@ def test_int_program_loop_call_memory_and_self_loop_halt():
         asm("add", rt=1, ra=1, rb=2),                     # 0x0C loop: sum += i
         asm("addi", rt=2, ra=2, imm=-1),                  # 0x12 i -= 1
         asm("bne", bra=2, brb=0, bdisp=-12),              # 0x18 -> 0x0C
-        asm("call", lk=1, target=BASE + 0x4E),            # 0x1E -> sub
+        asm("call", lk=1, target=PC + 0x4E),              # 0x1E -> sub
         asm("st", rt=1, ra=0, imm=0x800, sz=1),           # 0x24 store.w
         asm("ld", rt=4, ra=0, imm=0x800, sz=0),           # 0x2A load.b (sign-extends 57)
         asm("cmp_eq", rt=5, ra=4, rb=1),                  # 0x30
@@ -73,23 +34,23 @@ def test_int_program_loop_call_memory_and_self_loop_halt():
         asm("addi", rt=1, ra=1, imm=2),                   # 0x4E sub: sum += 2
         asm("ret", rt=47, ra=57, imm=0),                  # 0x54
     ]
-    m, t = load_and_run(prog)
+    m, t = run_words(prog)
     assert t.status == "halted" and t.exit_code == 0
-    assert t.pc == BASE + 0x48
+    assert t.pc == PC + 0x48
     assert [t.gpr[i] for i in (1, 2, 4, 5, 6, 7)] == [57, 0, 57, 1, big, 3]
-    assert t.gpr[57] == BASE + 0x24
+    assert t.gpr[57] == PC + 0x24
 
 
 def test_int_program_unimp_trap_enters_the_handler():
     # Lk = 3 is reserved: the CALL takes UNIMP at its own address
-    m, t = load_and_run([asm("call", lk=3, target=BASE)], steps=1, vector_offset=False)
-    assert (t.cause[3], t.ip_stack[0], t.pc, t.depth) == (37, BASE, 0xFFFD0000, 2)
+    m, t = run_words([asm("call", lk=3, target=PC)], steps=1, vector_offset=False)
+    assert (t.cause[3], t.ip_stack[0], t.pc, t.depth) == (37, PC, 0xFFFD0000, 2)
     assert t.gpr[57] == 0
 
 
 def test_int_program_lenient_skips_a_reserved_call():
     prog = [asm("call", lk=3, target=0), asm("ori", rt=1, ra=0, imm=9), asm("bra", reltarget=0)]
-    m, t = load_and_run(prog, lenient=True)
+    m, t = run_words(prog, lenient=True)
     assert t.gpr[1] == 9 and t.status == "halted"
 
 
@@ -104,11 +65,8 @@ def test_int_program_vector_compare_mask_and_masked_store(lanes):
         asm("st", rt=0x42, ra=0, imm=0x900, mask=48),
         asm("bra", reltarget=0),
     ]
-    m = Machine(ARCH, host=None, config={"dram": 1 << 20, "pma": False, "lanes": lanes})
-    m.space.write_bytes(BASE, b"".join(w.to_bytes(6, "little") for w in prog))
+    m, t = load_image(image(prog), lanes=lanes)
     m.space.write_bytes(0x800, data)
-    t = m.agents[0]
-    t.pc = BASE
     m.run(max_steps=1000)
     assert t.gpr[48] == 0b11
     out = m.space.read_bytes(0x900, 4 * lanes)

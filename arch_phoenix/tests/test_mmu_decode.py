@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-from tessera.engine.agent import RUNNABLE
-from tessera.machine import Machine
-
-from tessera_phoenix import causes
-from tessera_phoenix.mmu.pma import UNLOCKED
-
 from mmu_support import (
     HALT,
     MACHINE,
@@ -32,6 +26,11 @@ from mmu_support import (
     tlb_ins,
     v,
 )
+
+from tessera.engine.agent import RUNNABLE
+from tessera.machine import Machine
+from tessera_phoenix import causes
+from tessera_phoenix.mmu.pma import UNLOCKED
 
 VA = 0x0040_0000
 PA1, PA2, PA3 = 0x1_0000, 0x2_0000, 0x3_0000

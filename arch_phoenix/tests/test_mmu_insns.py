@@ -3,12 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
-from tessera.control import Trap
-
-from tessera_phoenix import causes
-from tessera_phoenix.mmu import hashing
-
 from mmu_support import (
     OPS,
     USER,
@@ -27,19 +21,17 @@ from mmu_support import (
     thread,
     tlb_entry,
     tlb_ins,
+    trap_of,
     v,
     vec_words,
 )
 
+from tessera_phoenix import causes
+from tessera_phoenix.mmu import hashing
+
 VA = 0x0040_0000
 PA = 0x0001_0000
 M32 = 0xFFFF_FFFF
-
-
-def trap_of(fn, *args):
-    with pytest.raises(Trap) as info:
-        fn(*args)
-    return info.value
 
 
 def tlbrd(t, rt, way, s, *, mask=0):
@@ -190,7 +182,7 @@ def test_tlbrw_zero_entry_invalidates():
 
 
 def ptghash_ins(rt, ra):
-    return ins(r2(1, rt, ra, 7), rt=rt, ra=ra)
+    return ins(r2(1, rt, ra, 7))
 
 
 @pytest.mark.parametrize("x, asid, hmask, expected", [
@@ -237,7 +229,7 @@ def test_ptghash_of_the_page_number_finds_what_the_walker_finds():
 
 
 def shptendx_ins(rt, ra, rb):
-    return ins(r2(43, rt, ra, rb), rt=rt, ra=ra, rb=rb)
+    return ins(r2(43, rt, ra, rb))
 
 
 def ptg_vector(entries):

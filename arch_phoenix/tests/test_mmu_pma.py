@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from mmu_support import USER, machine, phys_read, put, set_mode, thread, trap_of
 
-from tessera.control import Trap
 from tessera.machine import Machine
-
 from tessera_phoenix import causes, exceptions
 from tessera_phoenix.mmu.pma import LOCKED, UNLOCKED
 from tessera_phoenix.view import FetchFault
 
-from mmu_support import USER, machine, phys_read, put, set_mode, thread
-
 WIN = 0xFF9F_0000
-
-
-def trap_of(fn, *args):
-    with pytest.raises(Trap) as info:
-        fn(*args)
-    return info.value
 
 
 def reg(region, word):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from mmu_support import USER, R, Tree, W, X, ptbr, set_mode, tlb_entry
+
 from tessera.engine.agent import RUNNABLE
 from tessera.machine import Machine
-
 from tessera_phoenix import causes
 from tessera_phoenix.arch import PHOENIX
 from tessera_phoenix.asm import PhoenixAssembler
-
-from mmu_support import USER, R, W, X, Tree, ptbr, set_mode, tlb_entry
 
 HANDLER = 0xFFFC_0000
 ENTRY = 0xFFFC_1000

@@ -3,14 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
-from tessera.control import Trap
-from tessera.machine import Machine
-
-from tessera_phoenix import causes, exceptions
-from tessera_phoenix.mmu.tlb import SETS
-from tessera_phoenix.view import FetchFault
-
 from mmu_support import (
     MACHINE,
     SUPERVISOR,
@@ -32,6 +24,12 @@ from mmu_support import (
     thread,
     tlb_entry,
 )
+
+from tessera.control import Trap
+from tessera.machine import Machine
+from tessera_phoenix import causes, exceptions
+from tessera_phoenix.mmu.tlb import SETS
+from tessera_phoenix.view import FetchFault
 
 VA = 0x0040_0000
 PA = 0x0001_0000
@@ -212,6 +210,17 @@ def _walked(t, tree, policy):
     set_mode(t, USER)
 
 
+def _one_set(n, policy):
+    """A user-mode thread walking a tree that maps ``n`` pages of one TLB set (page i -> PA + i pages)."""
+    t = thread()
+    tree = Tree(t)
+    vas = _pages_in_one_set(n)
+    for i, va in enumerate(vas):
+        tree.map(va, PA + i * 0x4000)
+    _walked(t, tree, policy)
+    return t, vas
+
+
 def _ways_holding(t, vas):
     """way of each VA's entry (None if absent), by tag."""
     tlb = t.shared.mmu.tlb
@@ -227,12 +236,7 @@ def _ways_holding(t, vas):
 
 
 def test_fixed_policy_fills_way_zero():
-    t = thread()
-    tree = Tree(t)
-    vas = _pages_in_one_set(2)
-    for i, va in enumerate(vas):
-        tree.map(va, PA + i * 0x4000)
-    _walked(t, tree, 0)
+    t, vas = _one_set(2, 0)
     t.space.read(vas[0], 4)
     assert _ways_holding(t, vas) == [0, None]
     t.space.read(vas[1], 4)
@@ -240,12 +244,7 @@ def test_fixed_policy_fills_way_zero():
 
 
 def test_lru_policy_moves_the_most_recent_to_way_zero_and_evicts_way_three():
-    t = thread()
-    tree = Tree(t)
-    vas = _pages_in_one_set(5)
-    for i, va in enumerate(vas):
-        tree.map(va, PA + i * 0x4000)
-    _walked(t, tree, 1)
+    t, vas = _one_set(5, 1)
     for va in vas[:4]:
         t.space.read(va, 4)
     assert _ways_holding(t, vas) == [3, 2, 1, 0, None]

@@ -3,13 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
-from tessera.control import Trap
-
-from tessera_phoenix import causes, exceptions
-from tessera_phoenix.mmu import hashing
-from tessera_phoenix.view import FetchFault
-
 from mmu_support import (
     USER,
     R,
@@ -23,16 +16,15 @@ from mmu_support import (
     set_of,
     shpte,
     thread,
+    trap_of,
 )
+
+from tessera_phoenix import causes, exceptions
+from tessera_phoenix.mmu import hashing
+from tessera_phoenix.view import FetchFault
 
 VA = 0x0040_0000
 PA = 0x0001_0000
-
-
-def trap_of(fn, *args):
-    with pytest.raises(Trap) as info:
-        fn(*args)
-    return info.value
 
 
 def fetch_trap(t, va):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from sys_support import CODE, OPS, csr, ins, load, machine, status_with, thread
-from tessera_phoenix import causes, csrs
 
 from tessera.control import Trap, WaitFor, Yield
+from tessera_phoenix import causes, csrs
 
 RD, RW, RC, RS = 0, 1, 2, 3
 

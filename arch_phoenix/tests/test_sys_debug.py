@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from sys_support import CODE, HANDLER, addi, bra, csr, load, machine, rti, status_with
-from tessera_phoenix import causes, debug
 
 from tessera.control import Trap
+from tessera_phoenix import causes, debug
 
 SLOT = HANDLER + 0x60
 SSM, TRACE = 1 << 8, 1 << 9

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from tessera_phoenix.arch import PHOENIX
-from tessera_phoenix.encoding import TIMING_CLASSES
-from tessera_phoenix.examples import EXAMPLES
-from tessera_phoenix.timing import TIMING
 
 from tessera.cli.demo import run_example
 from tessera.isa.asm import assemble
 from tessera.loaders.common import place
 from tessera.machine import Machine
+from tessera_phoenix.arch import PHOENIX
+from tessera_phoenix.encoding import TIMING_CLASSES
+from tessera_phoenix.examples import EXAMPLES
+from tessera_phoenix.timing import TIMING
 
 EXAMPLE_NAMES = [e.name for e in EXAMPLES]
 
@@ -130,6 +131,36 @@ def test_cli_bad_irq_setting_is_a_one_line_error(tmp_path):
     assert res.returncode != 0
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "irq" in lines[0] and "Traceback" not in res.stderr
+
+
+def test_cli_double_fault_is_one_error_line(tmp_path):
+    image = tmp_path / "zero.bin"
+    image.write_bytes(bytes(60))                     # all-zero words are BRK, the handler too
+    res = tessera("run", "--arch", "phoenix", str(image), "--load", "0xFFFD0000", "--set", "dram=0x10000")
+    assert res.returncode == 68                      # UnhandledTrap, not a halt with the cause as status
+    assert res.stderr.splitlines() == [
+        "tessera: unhandled trap: double fault: BRK (cause 63) at exception nesting depth 7 "
+        "(agent t0, pc 0xfffd0060)"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cli_random_image_ends_in_one_line_and_a_tessera_status(tmp_path, seed):
+    image = tmp_path / "random.bin"
+    image.write_bytes(random.Random(seed).randbytes(600))
+    res = tessera("run", "--arch", "phoenix", str(image), "--load", "0xFFFD0000", "--max-steps", "20000",
+                  "--set", "dram=0x10000")
+    assert res.returncode == 0 or 64 <= res.returncode <= 75, res.stderr
+    assert len(res.stderr.splitlines()) <= 1 and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("setting", ["threads=abc", "dram=1M", "pma=maybe", "reset_cr0=0x10000"])
+def test_cli_bad_setting_types_are_configuration_errors(tmp_path, setting):
+    src = tmp_path / "p.s"
+    src.write_text("done: bra done\n")
+    res = tessera("run", "--arch", "phoenix", str(src), "--set", setting)
+    assert res.returncode == 64, res.stderr
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tessera: configuration error:")
 
 
 def test_cli_demo_runs_the_examples():

@@ -24,10 +24,11 @@ from sys_support import (
     status_with,
     thread,
 )
+
+from tessera.control import Trap, Yield
+from tessera.errors import UnhandledTrap
 from tessera_phoenix import causes, exceptions
 from tessera_phoenix.registers import RESET_IP, RESET_STATUS
-
-from tessera.control import Halt, Trap, Yield
 
 M32 = 0xFFFF_FFFF
 
@@ -251,19 +252,26 @@ def test_rex_then_rti_returns_from_lower_mode_handler():
 # ---------------------------------------------------------------------------- nesting limits
 
 
-def test_double_fault_halts_at_depth_seven():
+def test_double_fault_at_depth_seven_is_an_unhandled_trap():
     t = thread()
     t.depth = 7
-    with pytest.raises(Halt) as h:
+    t.pc = 0x1234
+    before = (list(t.status_stack), list(t.ip_stack))
+    with pytest.raises(UnhandledTrap) as info:
         exceptions.enter(t, causes.BRK, eip=0)
-    assert h.value.exit_code == 0x100 | causes.BRK
+    err = info.value
+    assert (err.cause, err.agent, err.pc, err.exit_code) == (causes.BRK, "t0", 0x1234, 68)
+    assert str(err) == ("unhandled trap: double fault: BRK (cause 63) at exception nesting depth 7 "
+                        "(agent t0, pc 0x00001234)")
+    assert (t.status_stack, t.ip_stack, t.depth) == (*before, 7)   # nothing stacked
 
 
-def test_double_fault_in_a_run_stops_the_thread():
-    # the handler BRKs again and again: depth 1 + 6 exceptions, the 7th halts
-    m, t, result = run_program([brk()], handler=[brk()])
-    assert result.reason == "halted" and t.exit_code == 0x100 | causes.BRK
-    assert t.depth == 7
+def test_double_fault_in_a_run_stops_it_with_one_error():
+    # the handler BRKs again and again: depth 1 + 6 exceptions, the 7th cannot be taken
+    with pytest.raises(UnhandledTrap) as info:
+        run_program([brk()], handler=[brk()])
+    assert info.value.cause == causes.BRK and info.value.pc == HANDLER + 0x60
+    assert "double fault" in str(info.value)
 
 
 def test_depth_seven_without_double_fault_stacks_nothing():

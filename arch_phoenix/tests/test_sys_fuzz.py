@@ -11,11 +11,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from tessera_phoenix import causes
-from tessera_phoenix.arch import PHOENIX
 
 from tessera.isa import Decoder
 from tessera.machine import Machine
+from tessera_phoenix import causes
+from tessera_phoenix.arch import PHOENIX
 
 CODE, HANDLER = 0x1000, 0x8000
 SELF_LOOP = 25  # bra . (op 25, Lk 0, target 0)

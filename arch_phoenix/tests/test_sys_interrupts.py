@@ -15,18 +15,19 @@ from sys_support import (
     rti,
     status_with,
 )
-from tessera_phoenix import causes
-from tessera_phoenix.interrupts import deliver, parse_schedule, raise_interrupt
 
 from tessera.errors import ConfigError
+from tessera_phoenix import causes
+from tessera_phoenix.interrupts import deliver, parse_schedule, raise_interrupt
 
 IRQ_SLOT = HANDLER + 0x60  # vector of an interrupt taken in machine mode
 
 
-def ready(m, *, ipl=0, mie=True, gie=True, n=40):
-    """t0 at CODE running ``n`` x (r1 += 1), interrupts enabled; handler: r2 = EIP; self-loop."""
+def ready(m, *, ipl=0, mie=True, gie=True, n=40, prefix=()):
+    """t0 at CODE running ``prefix``, then ``n`` x (r1 += 1), then a self-loop; interrupts
+    enabled (unless told otherwise); handler: r2 = EIP; self-loop."""
     t = m.agents[0]
-    load(m, CODE, [addi(1, 1, 1)] * n + [bra(0)])
+    load(m, CODE, [*prefix] + [addi(1, 1, 1)] * n + [bra(0)])
     load(m, IRQ_SLOT, [csr(0, 2, 0, 0x3038), bra(0)])
     m.phoenix.tvec[3] = HANDLER
     t.status_stack[0] = status_with(3, mie=mie, ipl=ipl)
@@ -92,13 +93,8 @@ def test_rti_that_enables_interrupts_takes_the_pending_one_at_once():
     # ldi @+0, csrrw EIP @+6, rti @+12, then 20 x addi from @+18: RTI returns to a
     # status with MIE set and the pending interrupt is taken before the first addi
     m = machine()
-    t = m.agents[0]
-    load(m, CODE, [ldi(5, CODE + 18), csr(1, 0, 5, 0x3038), rti()] + [addi(1, 1, 1)] * 20 + [bra(0)])
-    load(m, IRQ_SLOT, [csr(0, 2, 0, 0x3038), bra(0)])
-    m.phoenix.tvec[3] = HANDLER
+    t = ready(m, mie=False, ipl=7, n=20, prefix=[ldi(5, CODE + 18), csr(1, 0, 5, 0x3038), rti()])
     t.status_stack[1] = status_with(3, mie=True)
-    t.gie = True
-    t.pc = CODE
     raise_interrupt(m, t, 4)
     m.run(max_steps=100)
     assert t.r[2] == CODE + 18 and t.r[1] == 0
@@ -106,13 +102,7 @@ def test_rti_that_enables_interrupts_takes_the_pending_one_at_once():
 
 def test_csr_write_enabling_mie_takes_the_pending_one_at_once():
     m = machine()
-    t = m.agents[0]
-    load(m, CODE, [ldi(5, 8), csr(3, 0, 5, 0x3004)] + [addi(1, 1, 1)] * 20 + [bra(0)])
-    load(m, IRQ_SLOT, [csr(0, 2, 0, 0x3038), bra(0)])
-    m.phoenix.tvec[3] = HANDLER
-    t.status_stack[0] = status_with(3, ipl=1)
-    t.gie = True
-    t.pc = CODE
+    t = ready(m, mie=False, ipl=1, n=20, prefix=[ldi(5, 8), csr(3, 0, 5, 0x3004)])
     raise_interrupt(m, t, 4)
     m.run(max_steps=100)
     assert t.r[2] == CODE + 12 and t.r[1] == 0

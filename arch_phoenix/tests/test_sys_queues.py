@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from sys_support import OPS, ins, pushq_word, queue_op, status_with, thread
-from tessera_phoenix import causes
 
 from tessera.control import Trap
+from tessera_phoenix import causes
 
 PEEKQ, POPQ, STATQ, RESETQ = 8, 9, 11, 12
 

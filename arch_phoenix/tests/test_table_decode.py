@@ -14,7 +14,6 @@ from table_support import ARCH, DEC, DIS, ENC, refine
 
 from tessera.control import Trap
 from tessera.isa import ILLEGAL
-
 from tessera_phoenix import causes
 
 FIELDS = ARCH.field_map

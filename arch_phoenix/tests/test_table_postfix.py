@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from table_support import ENC, decode_at, row, run
 
 from tessera.control import Trap
-
 from tessera_phoenix import causes
 from tessera_phoenix.postfix import merge, postfix_word, postfixes_needed, sext, split
 

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from table_support import ARCH, DEC, DIS, ENC, M32, assemble
 
 from tessera.isa import Decoder
-
 from tessera_phoenix.asm import PhoenixAssembler
 from tessera_phoenix.encoding import ENCODINGS, Sem
 from tessera_phoenix.semantics import REGISTRY, load_all

@@ -152,3 +152,11 @@ def test_listing_and_short_tail():
                     (0x18, None, ".byte 0xaa")]
     listing = DIS.listing(data, 0x10, {0x14: "stop"})
     assert "stop:\n  00000014:  00000073  halt" in listing
+
+
+def test_listing_addresses_wrap_at_the_address_width():
+    arch = toy32()
+    word = Encoder(arch).encode(arch.encodings_named("add")[0], {"rd": 1, "rs1": 2, "rs2": 3})
+    data = word.to_bytes(4, "little") * 3
+    addresses = [addr for addr, _, _ in Disassembler(arch).lines(data, 0xFFFF_FFFC)]
+    assert addresses == [0xFFFF_FFFC, 0x0, 0x4]

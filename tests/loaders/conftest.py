@@ -31,8 +31,8 @@ def toy():
 
 @pytest.fixture
 def host():
-    """Installed plugins (toy), ignoring the environment."""
-    return PluginHost(use_environment=False)
+    """The installed test architecture alone (whatever else the dev install has)."""
+    return PluginHost(only=["toy"], use_environment=False)
 
 
 @pytest.fixture

@@ -28,7 +28,6 @@ import attrs
 from tessera.errors import AssemblyError
 from tessera.isa.asm import Assembler
 from tessera.isa.description import Architecture, Field
-
 from tessera_phoenix import pseudo, registers
 from tessera_phoenix.encoding import POSTFIX_FIELDS
 from tessera_phoenix.postfix import postfix_word, postfixes_needed, split

@@ -6,7 +6,7 @@ mode nibble, either as *views* of one register (STATUS) or as *copies* (CAUSE,
 BADADDR): ``0x0006`` is the user-mode CAUSE, ``0x3006`` the machine-mode one.  The
 HDL's numbers are accepted as aliases (STATUS 0x?044, EIP 0x3048).
 
-Choices (docs/phoenix.md lists them all):
+Choices (docs/phoenix-decisions.md lists them all):
 
 * read-only registers (HARTID, TICK, PMSTACK, EIP unless ``eip_writable``, the
   lower-mode copies of TIME/TIMESEC) ignore writes; the read still happens;

@@ -33,7 +33,6 @@ from typing import Any
 
 from tessera.control import Trap
 from tessera.isa import Encoding
-
 from tessera_phoenix import causes
 from tessera_phoenix.postfix import MAX_POSTFIXES, is_postfix, merge, payload
 

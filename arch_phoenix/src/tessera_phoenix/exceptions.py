@@ -7,6 +7,11 @@ one for BRK), record CAUSE and BADADDR for the mode the exception came from, swi
 the SP alias to r62 (r63 for external interrupts), increment the nesting depth and
 jump to TVEC3 + 0x20 x previous mode (``vector_offset``; else TVEC3).
 
+At nesting depth 7 the stacks are full: a double fault.  The machine cannot take
+it, so the run stops with :class:`~tessera.errors.UnhandledTrap` (one line, exit
+status 68) naming the cause, agent and pc; with ``double_fault_halts`` false
+nothing is stacked and the instruction is retried, as in the HDL.
+
 Return (RTI, :func:`leave`) pops both stacks.  :func:`require_machine` is the one
 privilege check for the instructions the spec's proposal limits to machine mode.
 """
@@ -15,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.control import Halt, Trap
+from tessera.control import Trap
+from tessera.errors import UnhandledTrap
 from tessera_phoenix import causes
 from tessera_phoenix.registers import ISP, MSP, RESET_IP, RESET_STATUS, SP_ALIAS
 
@@ -28,6 +34,15 @@ MEMORY_CAUSES = frozenset({causes.TLB, causes.DRF, causes.DWF, causes.DPF, cause
 def illegal(word: int, address: int) -> Trap:
     """Undecodable words raise UNIMP (cause 37); ``undefined`` lets lenient mode skip them."""
     return Trap(causes.UNIMP, word, name="unimplemented instruction", word=word, undefined=True)
+
+
+def undefined(ins: Any) -> Trap:
+    """A reserved encoding inside a decoded form: the same trap as an undecodable word.
+
+    Semantic functions raise it before any side effect; UNIMP, or skipped like a NOP
+    in ``lenient`` mode (:func:`take_trap`), exactly like an undefined opcode.
+    """
+    return illegal(ins.word, ins.address)
 
 
 def require_machine(thread: Any, what: str) -> None:
@@ -55,8 +70,10 @@ def enter(thread: Any, cause: int, *, eip: int, badaddr: int | None = None,
     """Take an exception on ``thread`` (state changes only; the caller sets nothing else)."""
     cfg = thread.shared.config
     if thread.depth >= 7:
-        if cfg.double_fault_halts:
-            raise Halt(0x100 | cause)  # double fault: the thread stops, code shows the cause
+        if cfg.double_fault_halts:  # the machine cannot take it: the run stops with an error
+            raise UnhandledTrap(f"double fault: {causes.name(cause & 0xFF)} (cause {cause & 0xFF}) "
+                                "at exception nesting depth 7", cause=cause, agent=thread.name,
+                                pc=thread.pc)
         return  # HDL: nothing is stacked
     old = thread.status_stack[0]
     old_mode = (old >> 10) & 3

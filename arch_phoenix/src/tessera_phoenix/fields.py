@@ -15,31 +15,30 @@ from __future__ import annotations
 from tessera.isa import Field
 
 SIZES = ("b", "w", "t", "o", "h", "s5", "s6", "s7")
+ROUNDING = ("rne", "rtz", "rm2", "rm3", "rm4", "rm5", "rm6", "rm7")
+
+
+def _fields(kind: str, rows: tuple[tuple[str, str], ...], **common: object) -> tuple[Field, ...]:
+    """One :class:`Field` of ``kind`` per (name, bits) row, all with the same options."""
+    return tuple(Field(name, bits, kind=kind, **common) for name, bits in rows)
+
 
 FIELDS = (
     # register specifiers {T, R[5:0]}
-    Field("rt", "12:6", kind="reg", regfile="reg"),
-    Field("ra", "19:13", kind="reg", regfile="reg"),
-    Field("rb", "26:20", kind="reg", regfile="reg"),
-    Field("rc", "33:27", kind="reg", regfile="reg"),
+    *_fields("reg", (("rt", "12:6"), ("ra", "19:13"), ("rb", "26:20"), ("rc", "33:27")), regfile="reg"),
     # size and lane mask, present in most formats
     Field("sz", "41:39", kind="enum", names=SIZES, default=2),
     Field("mask", "47:42", kind="reg", regfile="r", default=0),
     # immediates and displacements (signed)
-    Field("imm", "38:20", kind="imm", signed=True),
-    Field("imm13", "32:20", kind="imm", signed=True),
+    *_fields("imm", (("imm", "38:20"), ("imm13", "32:20")), signed=True),
     Field("bdisp", "38:22", kind="pcrel"),
     # branch operands (scalar only)
-    Field("bra", "18:13", kind="reg", regfile="r"),
-    Field("brb", "11:6", kind="reg", regfile="r"),
+    *_fields("reg", (("bra", "18:13"), ("brb", "11:6")), regfile="r"),
     Field("bit", "11:6", kind="uimm"),
     # R2 sub-fields
     Field("fill", "33:33", kind="uimm", default=0),
-    Field("rm", "36:34", kind="enum", names=("rne", "rtz", "rm2", "rm3", "rm4", "rm5", "rm6", "rm7"),
-          default=0),
-    Field("shamt", "25:20", kind="uimm"),
-    Field("remask_e", "25:25", kind="uimm"),
-    Field("amt", "24:20", kind="uimm"),
+    Field("rm", "36:34", kind="enum", names=ROUNDING, default=0),
+    *_fields("uimm", (("shamt", "25:20"), ("remask_e", "25:25"), ("amt", "24:20"))),
     # CSR
     Field("csr", "33:20", kind="uimm"),
     # call/jump
@@ -49,15 +48,10 @@ FIELDS = (
     # postfix: immediate bits {47:6, 2:0}
     Field("pimm", "47:6,2:0", kind="imm", signed=True),
     # queues, cache, REX
-    Field("q", "16:13", kind="uimm"),
-    Field("ic", "8:6", kind="uimm"),
-    Field("dc", "11:9", kind="uimm"),
-    Field("tm", "7:6", kind="uimm"),
-    Field("irq4", "11:8", kind="uimm"),
-    Field("v", "33:33", kind="uimm"),
+    *_fields("uimm", (("q", "16:13"), ("ic", "8:6"), ("dc", "11:9"), ("tm", "7:6"), ("irq4", "11:8"),
+                      ("v", "33:33"))),
     # compare selector N: CMP/FCMP bits 30:27, CMPI/FCMPI bits 36:33 (generic rows only)
-    Field("n", "30:27", kind="uimm"),
-    Field("ni", "36:33", kind="uimm"),
+    *_fields("uimm", (("n", "30:27"), ("ni", "36:33"))),
 )
 
 FIELD_MAP = {f.name: f for f in FIELDS}

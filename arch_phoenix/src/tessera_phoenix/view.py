@@ -31,7 +31,6 @@ from tessera.control import Trap
 from tessera.errors import MemoryFault
 from tessera.memory.regions import CODE_PAGE_BITS
 from tessera.memory.space import DecodeCache
-
 from tessera_phoenix import causes
 from tessera_phoenix.mmu.unit import translates
 
@@ -100,14 +99,19 @@ class ThreadView:
     # ------------------------------------------------------------------ translation
 
     def translate(self, va: int, access: str) -> int:
-        """Physical address for effective address ``va`` (raises the architecture's traps)."""
+        """Physical address for effective address ``va`` (raises the architecture's traps).
+
+        Machine mode without MPRV (the common case) is the identity, decided by one test
+        of the status word; everything else asks the MMU, which knows the full rule.
+        """
         va &= MASK32
-        shared = self.shared
-        mmu = shared.mmu
-        pa = va if mmu is None else mmu.translate(self.thread, va, access)
-        pma = shared.pma
-        if pma is not None and pma.enabled:
-            pma.check(pa, access, va)
+        mmu = self.shared.mmu
+        thread = self.thread
+        if mmu is None or thread.status_stack[0] & _M_MPRV == _M_ONLY:
+            pa = va
+        else:
+            pa = mmu.translate(thread, va, access)
+        self._check_pma(pa, access, va)
         return pa
 
     def translate_quiet(self, va: int) -> int:
@@ -198,33 +202,15 @@ class ThreadView:
     # ------------------------------------------------------------------ data access
 
     def read(self, va: int, size: int) -> int:
-        va &= MASK32
-        shared = self.shared
-        thread = self.thread
-        if thread.status_stack[0] & _M_MPRV == _M_ONLY or shared.mmu is None:
-            pa = va
-        else:
-            pa = shared.mmu.translate(thread, va, READ)
-        pma = shared.pma
-        if pma is not None and pma.enabled:
-            pma.check(pa, READ, va)
+        pa = self.translate(va, READ)
         try:
             return self.phys.read(pa, size)
         except MemoryFault:
-            raise Trap(causes.DBE, va, name="data bus error") from None
+            raise Trap(causes.DBE, va & MASK32, name="data bus error") from None
 
     def write(self, va: int, size: int, value: int) -> None:
-        va &= MASK32
-        shared = self.shared
-        thread = self.thread
-        if thread.status_stack[0] & _M_MPRV == _M_ONLY or shared.mmu is None:
-            pa = va
-        else:
-            pa = shared.mmu.translate(thread, va, WRITE)
-        pma = shared.pma
-        if pma is not None and pma.enabled:
-            pma.check(pa, WRITE, va)
+        pa = self.translate(va, WRITE)
         try:
             self.phys.write(pa, size, value)
         except MemoryFault:
-            raise Trap(causes.DBE, va, name="data bus error") from None
+            raise Trap(causes.DBE, va & MASK32, name="data bus error") from None

@@ -8,6 +8,7 @@ halts the thread (``halt_on_self_loop``), and its ``check`` verifies the final s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -22,28 +23,30 @@ def _source(name: str) -> str:
     return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
 
 
-def _halted(machine: Any, result: Any) -> str | None:
-    t0 = machine.agents[0]
-    if result.reason != "halted" or t0.status != "halted":
-        return f"thread 0 did not halt ({result.reason}: {result.detail})"
-    return None
+def _after_halt(check: Callable[[Any, Any], str | None]) -> Callable[[Any, Any], str | None]:
+    """An example's check: thread 0 must have halted, then ``check(machine, thread 0)``."""
+
+    def run(machine: Any, result: Any) -> str | None:
+        t0 = machine.agents[0]
+        if result.reason != "halted" or t0.status != "halted":
+            return f"thread 0 did not halt ({result.reason}: {result.detail})"
+        return check(machine, t0)
+
+    run.__name__ = run.__qualname__ = check.__name__
+    run.__doc__ = check.__doc__
+    return run
 
 
-def check_sum(machine: Any, result: Any) -> str | None:
-    problem = _halted(machine, result)
-    if problem:
-        return problem
+@_after_halt
+def check_sum(machine: Any, t0: Any) -> str | None:
     got = machine.space.read(SCRATCH, 4)
-    if got != 5050 or machine.agents[0].gpr[2] != 5050:
-        return f"sum of 1..100 is 5050, memory holds {got} and r2 {machine.agents[0].gpr[2]}"
+    if got != 5050 or t0.gpr[2] != 5050:
+        return f"sum of 1..100 is 5050, memory holds {got} and r2 {t0.gpr[2]}"
     return None
 
 
-def check_vcopy(machine: Any, result: Any) -> str | None:
-    problem = _halted(machine, result)
-    if problem:
-        return problem
-    t0 = machine.agents[0]
+@_after_halt
+def check_vcopy(machine: Any, t0: Any) -> str | None:
     lanes = t0.lanes
     for i in range(16):
         got = machine.space.read(SCRATCH + 0x100 + 4 * i, 4)
@@ -56,11 +59,8 @@ def check_vcopy(machine: Any, result: Any) -> str | None:
     return None
 
 
-def check_trap(machine: Any, result: Any) -> str | None:
-    problem = _halted(machine, result)
-    if problem:
-        return problem
-    t0 = machine.agents[0]
+@_after_halt
+def check_trap(machine: Any, t0: Any) -> str | None:
     bad = machine.symbols.get("bad")
     expect = {10: 2, 11: 37}
     if bad is not None:

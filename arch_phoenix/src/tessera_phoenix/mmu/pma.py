@@ -23,7 +23,6 @@ from itertools import pairwise
 from typing import Any
 
 from tessera.control import Trap
-
 from tessera_phoenix import causes
 
 REGIONS = 8

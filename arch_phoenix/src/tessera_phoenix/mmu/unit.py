@@ -30,7 +30,6 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.control import Trap
-
 from tessera_phoenix import causes
 from tessera_phoenix.mmu import ptbr as P
 from tessera_phoenix.mmu import walk as W

@@ -33,7 +33,6 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.errors import MemoryFault
-
 from tessera_phoenix.mmu import hashing
 from tessera_phoenix.mmu import ptbr as P
 from tessera_phoenix.mmu.tlb import PAGE_BITS, WORDS

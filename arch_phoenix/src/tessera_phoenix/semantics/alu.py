@@ -22,12 +22,12 @@ from tessera_phoenix.semantics.lanes import (
     elementwise,
     elementwise_imm,
     imm_elements,
-    mask_of,
     read_elements,
+    select_relation,
     sz_of,
     to_signed,
     width,
-    write_elements,
+    write_relations,
 )
 
 MASK32 = 0xFFFF_FFFF
@@ -155,7 +155,6 @@ def nop(thread: Any, ins: Any) -> None:
 
 #: bit numbers of the integer relation vector (spec 3.4); 3, 4, 7, 11, 12 stay 0
 EQ, LT, LE, LTU, LEU, NE, GE, GT, GEU, GTU = 0, 1, 2, 5, 6, 8, 9, 10, 13, 14
-FULL = 15
 
 
 def relations(a: int, b: int, w: int) -> int:
@@ -168,40 +167,23 @@ def relations(a: int, b: int, w: int) -> int:
             | (not ltu) << GEU | (not ltu and not eq) << GTU)
 
 
-def _select(rel: int, n: int) -> int:
-    """N = 15: the whole vector; otherwise 1/0 for relation bit N (reserved bits read 0)."""
-    return rel if n == FULL else (rel >> n) & 1
-
-
 def _compare(thread: Any, ins: Any, n: int, a_spec: int, b_spec: int | None, imm: int) -> None:
     """CMP / CMPI: ``b_spec`` None means the second operand is the immediate ``imm``.
 
-    Vector destination: every element gets its own result (merge-masked).  Scalar
-    destination with vector sources: bit e of Rt = relation N of element e, so the
-    result can serve as a lane mask directly (W = 32) or after REMASK.  With N = 15
-    there is no single bit to pack; like the HDL we pack bit 0 (EQ).  The packed
-    value is a scalar result, so the lane mask does not apply to it (spec 1.3), and
-    elements beyond bit 31 (W = 16 with more than 16 lanes) are lost.
+    Vector sources or destination: relations at the element width from Sz, written
+    by :func:`~.lanes.write_relations` (per element, or packed into a scalar Rt).
     """
     pc = ins.address
     b_vec = b_spec is not None and b_spec & T_BIT
     if not (ins.rt & T_BIT or a_spec & T_BIT or b_vec):
         b = thread.rd(b_spec, pc) if b_spec is not None else imm & MASK32
-        thread.wr(ins.rt, _select(relations(thread.rd(a_spec, pc), b, 32), n))
+        thread.wr(ins.rt, select_relation(relations(thread.rd(a_spec, pc), b, 32), n))
         return
     w = width(sz_of(ins))
     col_a = read_elements(thread, a_spec, pc, w)
     col_b = (read_elements(thread, b_spec, pc, w) if b_spec is not None
              else imm_elements(thread, imm, w))
-    rels = [relations(x, y, w) for x, y in zip(col_a, col_b)]
-    if ins.rt & T_BIT:
-        write_elements(thread, ins.rt, [_select(r, n) for r in rels], w, mask_of(ins), pc)
-        return
-    bit = EQ if n == FULL else n
-    packed = 0
-    for e, r in enumerate(rels):
-        packed |= ((r >> bit) & 1) << e
-    thread.wr(ins.rt, packed & MASK32)
+    write_relations(thread, ins, [relations(x, y, w) for x, y in zip(col_a, col_b)], n, w, pc)
 
 
 @op("cmp")
@@ -265,38 +247,25 @@ def _shift_imm(thread: Any, ins: Any, fn: Fn) -> None:
     thread.wr(ins.rt, fn(thread.rd(ins.ra, ins.address), n, 32))
 
 
-@op("sll")
-def sll(thread: Any, ins: Any) -> None:
-    f = _fill(ins)
-    _shift_reg(thread, ins, lambda a, n, w: shift_left(a, n, w, f))
+def _shift(count: Callable[[Any, Any, Fn], None], fn: Fn, has_fill: bool) -> Callable[[Any, Any], None]:
+    """A shift instruction: ``count`` picks where n comes from; F (bit 33) for SLL/SRL forms."""
+
+    def run(thread: Any, ins: Any) -> None:
+        if has_fill:
+            f = _fill(ins)
+            count(thread, ins, lambda a, n, w: fn(a, n, w, f))
+        else:
+            count(thread, ins, fn)
+
+    run.__doc__ = fn.__doc__
+    return run
 
 
-@op("srl")
-def srl(thread: Any, ins: Any) -> None:
-    f = _fill(ins)
-    _shift_reg(thread, ins, lambda a, n, w: shift_right(a, n, w, f))
-
-
-@op("sra")
-def sra(thread: Any, ins: Any) -> None:
-    _shift_reg(thread, ins, shift_arith)
-
-
-@op("slli")
-def slli(thread: Any, ins: Any) -> None:
-    f = _fill(ins)
-    _shift_imm(thread, ins, lambda a, n, w: shift_left(a, n, w, f))
-
-
-@op("srli")
-def srli(thread: Any, ins: Any) -> None:
-    f = _fill(ins)
-    _shift_imm(thread, ins, lambda a, n, w: shift_right(a, n, w, f))
-
-
-@op("srai")
-def srai(thread: Any, ins: Any) -> None:
-    _shift_imm(thread, ins, shift_arith)
+for _name, _count, _fn, _has_fill in (
+        ("sll", _shift_reg, shift_left, True), ("srl", _shift_reg, shift_right, True),
+        ("sra", _shift_reg, shift_arith, False), ("slli", _shift_imm, shift_left, True),
+        ("srli", _shift_imm, shift_right, True), ("srai", _shift_imm, shift_arith, False)):
+    _register(_name, _shift(_count, _fn, _has_fill))
 
 
 # ---------------------------------------------------------------------------- 4.4 counts, mask ops
@@ -327,7 +296,7 @@ def _mcmprss(a: int, w: int) -> int:
 for _name, _fn in (("cntlz", _cntlz), ("cntpop", _cntpop), ("sextb", _sextb),
                    ("sextw", _sextw), ("mcmprss", _mcmprss)):
     _register(_name, _unary(_fn))
-del _name, _fn
+del _name, _fn, _count, _has_fill
 
 
 def remask_value(a: int, w: int, expand: bool, amt: int) -> int:

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.control import Halt, Trap
-
+from tessera.control import Halt
 from tessera_phoenix import exceptions
 from tessera_phoenix.interrupts import may_be_interrupted
 from tessera_phoenix.registers import LR1, LR2
@@ -32,11 +31,6 @@ LINK = (None, LR1, LR2)
 BLT, BGE, BLTU, BGEU, BBS, BEQ, BNE = 0, 1, 2, 3, 5, 6, 7
 #: Ta (bit 19) and Tb (bit 12) of the branch format must be 0
 _VECTOR_BITS = (1 << 19) | (1 << 12)
-
-
-def _undefined(ins: Any) -> Trap:
-    """A reserved encoding is an undefined instruction (UNIMP; lenient mode skips it)."""
-    return exceptions.illegal(ins.word, ins.address)
 
 
 def branch_taken(cnd: int, a: int, b: int, w: int) -> bool:
@@ -63,7 +57,7 @@ def bcc(thread: Any, ins: Any) -> int | None:
     word = ins.word
     cnd = (word >> 45) & 7
     if cnd == 4 or word & _VECTOR_BITS:
-        raise _undefined(ins)
+        raise exceptions.undefined(ins)
     pc = ins.address
     a = thread.rd((word >> 13) & 63, pc)
     if cnd == BBS:
@@ -78,7 +72,7 @@ def _jump(thread: Any, ins: Any, target: int) -> int | None:
     """Common tail of JMP/CALL and BRA/BSR: link per Lk, self-loop halt, go."""
     lk = (ins.word >> 6) & 3
     if lk == 3:
-        raise _undefined(ins)
+        raise exceptions.undefined(ins)
     if lk:
         thread.wr(LINK[lk], ins.address + 6)
     elif (target == ins.address and thread.shared.config.halt_on_self_loop
@@ -103,7 +97,7 @@ def bra(thread: Any, ins: Any) -> int | None:
 def ret(thread: Any, ins: Any) -> int | None:
     """RET (op 26, bit 39 = 0): IP = Ra; Rt = Rt + imm (pops arguments off the stack)."""
     if (ins.rt | ins.ra) & T_BIT:
-        raise _undefined(ins)
+        raise exceptions.undefined(ins)
     pc = ins.address
     target = thread.rd(ins.ra, pc)
     thread.wr(ins.rt, thread.rd(ins.rt, pc) + ins.value)
@@ -114,7 +108,7 @@ def ret(thread: Any, ins: Any) -> int | None:
 def jmpr(thread: Any, ins: Any) -> int | None:
     """JMPR (op 26, bit 39 = 1): t = Ra + imm; Rt = address + 6 (Rt = r0 discards it); IP = t."""
     if (ins.rt | ins.ra) & T_BIT:
-        raise _undefined(ins)
+        raise exceptions.undefined(ins)
     target = (thread.rd(ins.ra, ins.address) + ins.value) & MASK32
     thread.wr(ins.rt, ins.address + 6)
     return target

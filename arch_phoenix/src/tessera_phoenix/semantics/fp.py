@@ -25,15 +25,7 @@ from tessera_phoenix.semantics.fpregs import (
     scalar_format,
     vector_format,
 )
-from tessera_phoenix.semantics.lanes import MASK32, T_BIT, mask_of, to_signed, write_elements
-
-
-def _undefined(thread: Any, ins: Any) -> None:
-    """Reserved encodings: UNIMP, or a no-op when ``lenient`` (same rule as the decoder)."""
-    if thread.shared.config.lenient:
-        return None
-    raise exceptions.illegal(ins.word, ins.address)
-
+from tessera_phoenix.semantics.lanes import MASK32, T_BIT, select_relation, to_signed, write_relations
 
 # ---------------------------------------------------------------------------- arithmetic
 
@@ -104,27 +96,17 @@ def ftoi(thread: Any, ins: Any) -> None:
 @op("fman")
 def fman(thread: Any, ins: Any) -> None:
     """FMAN (R1 45): named in the opcode table only, no semantics anywhere -> UNIMP."""
-    return _undefined(thread, ins)
+    raise exceptions.undefined(ins)
 
 
 # ---------------------------------------------------------------------------- compare
 
-FULL = 15
-
-
-def _select(rel: int, n: int) -> int:
-    """N = 15: the whole relation vector; otherwise 1/0 for bit N (undefined bits read 0)."""
-    return rel if n == FULL else (rel >> n) & 1
-
-
 def _fcompare(thread: Any, ins: Any, n: int, b_spec: int | None, imm: int) -> None:
     """FCMP / FCMPI; ``b_spec`` None = compare with the immediate bit pattern ``imm``.
 
-    Result layout as integer CMP: vector Rt gets one result per element (masked);
-    a scalar Rt with vector sources gets bit e = relation N of element e (N = 15
-    packs bit 0, EQ, like the HDL).  The immediate is the low W bits of the full
-    immediate (a binary32 pattern normally needs a postfix; binary64 elements take
-    the 64-bit immediate one postfix gives).
+    Result layout as integer CMP (:func:`~.lanes.write_relations`).  The immediate is
+    the low W bits of the full immediate (a binary32 pattern normally needs a
+    postfix; binary64 elements take the 64-bit immediate one postfix gives).
     """
     pc = ins.address
     b_vec = b_spec is not None and b_spec & T_BIT
@@ -132,21 +114,13 @@ def _fcompare(thread: Any, ins: Any, n: int, b_spec: int | None, imm: int) -> No
         f = scalar_format(ins)
         a = thread.rd(ins.ra & 63, pc) & f.mask
         b = thread.rd(b_spec & 63, pc) & f.mask if b_spec is not None else imm & f.mask
-        thread.wr(ins.rt & 63, _select(sf.compare(f, a, b), n))
+        thread.wr(ins.rt & 63, select_relation(sf.compare(f, a, b), n))
         return
     f = vector_format(ins)
     col_a = read_floats(thread, ins.ra, pc, f)
     col_b = (read_floats(thread, b_spec, pc, f) if b_spec is not None
              else [imm & f.mask] * len(col_a))
-    rels = [sf.compare(f, x, y) for x, y in zip(col_a, col_b)]
-    if ins.rt & T_BIT:
-        write_elements(thread, ins.rt, [_select(r, n) for r in rels], f.width, mask_of(ins), pc)
-        return
-    bit = sf.EQ if n == FULL else n
-    packed = 0
-    for e, r in enumerate(rels):
-        packed |= ((r >> bit) & 1) << e
-    thread.wr(ins.rt & 63, packed & MASK32)
+    write_relations(thread, ins, [sf.compare(f, x, y) for x, y in zip(col_a, col_b)], n, f.width, pc)
 
 
 @op("fcmp")
@@ -175,7 +149,7 @@ def fbcc(thread: Any, ins: Any) -> int | None:
     word = ins.word
     relation = FBCC_RELATION.get((word >> 45) & 7)
     if relation is None or word & _VECTOR_BITS:
-        return _undefined(thread, ins)
+        raise exceptions.undefined(ins)
     pc = ins.address
     f = scalar_format(ins)
     a = thread.rd(ins.bra & 63, pc) & f.mask

@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 T_BIT = 0x40
 WIDTHS = {1: 16, 2: 32, 3: 64, 4: 128}
 MASK32 = 0xFFFF_FFFF
@@ -33,10 +31,6 @@ def sz_of(ins: Any) -> int:
 def mask_of(ins: Any) -> int:
     """The Mask field (bits 47:42): the GPR holding the lane mask, 0 = unmasked."""
     return (ins.word >> 42) & 63
-
-
-def is_vector_spec(spec: int) -> bool:
-    return bool(spec & T_BIT)
 
 
 def width(sz: int) -> int:
@@ -124,10 +118,6 @@ def elementwise(thread: Any, ins: Any, fn: Callable[..., int], sources: Sequence
     write_elements(thread, ins.rt, results, w, mask_of(ins), pc)
 
 
-def lane_bools(thread: Any, mask_reg: int, pc: int) -> np.ndarray:
-    return thread.lane_mask_array(mask_reg, pc)
-
-
 # ---------------------------------------------------------------------------- immediates
 # (added by the integer semantics; generic, so FP/vector code may use them too)
 
@@ -161,3 +151,35 @@ def elementwise_imm(thread: Any, ins: Any, fn: Callable[..., int], source: int, 
     col = read_elements(thread, source, pc, w)
     results = [fn(a, b, w) for a, b in zip(col, imm_elements(thread, imm, w))]
     write_elements(thread, ins.rt, results, w, mask_of(ins), pc)
+
+
+# ---------------------------------------------------------------------------- compare results
+# (CMP/CMPI and FCMP/FCMPI share the result layout, spec 4.2)
+
+#: compare selector N = 15: the whole relation vector instead of one relation
+FULL_RELATIONS = 15
+
+
+def select_relation(rel: int, n: int) -> int:
+    """N = 15: the whole relation vector; otherwise 1/0 for relation bit N (undefined bits read 0)."""
+    return rel if n == FULL_RELATIONS else (rel >> n) & 1
+
+
+def write_relations(thread: Any, ins: Any, rels: Sequence[int], n: int, w: int, pc: int) -> None:
+    """Write per-element relation vectors ``rels`` of a compare with selector ``n``.
+
+    Vector destination: every element gets its own result (merge-masked).  Scalar
+    destination with vector sources: bit e of Rt = relation N of element e, so the
+    result can serve as a lane mask directly (W = 32) or after REMASK.  With N = 15
+    there is no single bit to pack; like the HDL we pack bit 0 (EQ).  The packed
+    value is a scalar result, so the lane mask does not apply to it (spec 1.3), and
+    elements beyond bit 31 (W = 16 with more than 16 lanes) are lost.
+    """
+    if ins.rt & T_BIT:
+        write_elements(thread, ins.rt, [select_relation(r, n) for r in rels], w, mask_of(ins), pc)
+        return
+    bit = 0 if n == FULL_RELATIONS else n  # bit 0 is EQ for integers and floats
+    packed = 0
+    for e, r in enumerate(rels):
+        packed |= ((r >> bit) & 1) << e
+    thread.wr(ins.rt & 63, packed & MASK32)

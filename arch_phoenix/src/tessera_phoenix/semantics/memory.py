@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.control import Trap
-
 from tessera_phoenix import causes, debug, exceptions
 from tessera_phoenix.semantics import op
 from tessera_phoenix.semantics.lanes import T_BIT, mask_of, sz_of
@@ -41,16 +40,11 @@ PAGE = 1 << 14
 GRANULE = 64
 
 
-def _undefined(ins: Any) -> Trap:
-    """A reserved encoding is an undefined instruction (UNIMP; lenient mode skips it)."""
-    return exceptions.illegal(ins.word, ins.address)
-
-
 def _size(ins: Any) -> int:
     """Bytes for the Sz field; the reserved codes 5..7 are undefined instructions."""
     size = SIZES.get(sz_of(ins))
     if size is None:
-        raise _undefined(ins)
+        raise exceptions.undefined(ins)
     return size
 
 
@@ -148,27 +142,31 @@ def _is_vector(ins: Any, a_spec: int, b_spec: int | None) -> bool:
     return bool((ins.rt | a_spec | (b_spec or 0)) & T_BIT)
 
 
+def _scalar_ea(thread: Any, ins: Any, a_spec: int, b_spec: int | None, disp: int) -> int:
+    """Ra + (``disp``, or Rb when ``b_spec`` is given) for an all-scalar access."""
+    pc = ins.address
+    b = disp if b_spec is None else thread.rd(b_spec, pc)
+    return (thread.rd(a_spec, pc) + b) & MASK32
+
+
 # ---------------------------------------------------------------------------- load / store bodies
 
 
 def _load(thread: Any, ins: Any, a_spec: int, b_spec: int | None, disp: int, signed: bool) -> None:
-    pc = ins.address
     if not _is_vector(ins, a_spec, b_spec):
-        size = _size(ins)
-        b = disp if b_spec is None else thread.rd(b_spec, pc)
-        value = read(thread, thread.rd(a_spec, pc) + b, size)
-        thread.wr(ins.rt, _sext(value, size) if signed else value)
-        return None
-    addrs = _lane_addresses(thread, ins, a_spec, b_spec, disp)
-    if not ins.rt & T_BIT:  # scalar destination: element 0's address, Sz honoured
-        size = _size(ins)
-        value = read(thread, addrs[0], size)
-        thread.wr(ins.rt, _sext(value, size) if signed else value)
-        return None
-    loaded = [(i, read(thread, addrs[i], 4)) for i in _enabled(thread, ins)]
-    reg = thread.vr[ins.rt & 63]
-    for i, value in loaded:
-        reg[i] = value
+        ea = _scalar_ea(thread, ins, a_spec, b_spec, disp)
+    else:
+        addrs = _lane_addresses(thread, ins, a_spec, b_spec, disp)
+        if ins.rt & T_BIT:
+            loaded = [(i, read(thread, addrs[i], 4)) for i in _enabled(thread, ins)]
+            reg = thread.vr[ins.rt & 63]
+            for i, value in loaded:
+                reg[i] = value
+            return None
+        ea = addrs[0]  # scalar destination: element 0's address, Sz honoured
+    size = _size(ins)
+    value = read(thread, ea, size)
+    thread.wr(ins.rt, _sext(value, size) if signed else value)
     return None
 
 
@@ -176,8 +174,7 @@ def _store(thread: Any, ins: Any, a_spec: int, b_spec: int | None, disp: int) ->
     pc = ins.address
     if not _is_vector(ins, a_spec, b_spec):
         size = _size(ins)
-        b = disp if b_spec is None else thread.rd(b_spec, pc)
-        write(thread, thread.rd(a_spec, pc) + b, size, thread.rd(ins.rt, pc))
+        write(thread, _scalar_ea(thread, ins, a_spec, b_spec, disp), size, thread.rd(ins.rt, pc))
         return None
     addrs = _lane_addresses(thread, ins, a_spec, b_spec, disp)
     lanes = _enabled(thread, ins)
@@ -239,10 +236,8 @@ def stx(thread: Any, ins: Any) -> None:
 
 def _load_reserved(thread: Any, ins: Any, a_spec: int, b_spec: int | None, disp: int) -> None:
     if _is_vector(ins, a_spec, b_spec):
-        raise _undefined(ins)
-    pc = ins.address
-    b = disp if b_spec is None else thread.rd(b_spec, pc)
-    ea = (thread.rd(a_spec, pc) + b) & MASK32
+        raise exceptions.undefined(ins)
+    ea = _scalar_ea(thread, ins, a_spec, b_spec, disp)
     value = read(thread, ea, 4)
     thread.wr(ins.rt, value)
     thread.reservation = ea & ~(GRANULE - 1)
@@ -251,11 +246,9 @@ def _load_reserved(thread: Any, ins: Any, a_spec: int, b_spec: int | None, disp:
 
 def _store_conditional(thread: Any, ins: Any, a_spec: int, b_spec: int | None, disp: int) -> None:
     if _is_vector(ins, a_spec, b_spec):
-        raise _undefined(ins)
-    pc = ins.address
-    b = disp if b_spec is None else thread.rd(b_spec, pc)
-    ea = (thread.rd(a_spec, pc) + b) & MASK32
-    write(thread, ea, 4, thread.rd(ins.rt, pc))
+        raise exceptions.undefined(ins)
+    ea = _scalar_ea(thread, ins, a_spec, b_spec, disp)
+    write(thread, ea, 4, thread.rd(ins.rt, ins.address))
     granules = {ea & ~(GRANULE - 1), ((ea + 3) & MASK32) & ~(GRANULE - 1)}
     machine = thread.shared.machine
     for agent in (machine.agents if machine is not None else [thread]):

@@ -70,7 +70,7 @@ def tlbrd(thread: Any, ins: Any) -> None:
 def tlbrw(thread: Any, ins: Any) -> None:
     exceptions.require_machine(thread, "TLBRW")
     if not ins.rb & T_BIT:
-        raise exceptions.illegal(ins.word, ins.address)
+        raise exceptions.undefined(ins)
     way, s = _selector(thread, ins)
     bits = vector_bits(thread, ins.rb & 63)
     words = [(bits >> (32 * i)) & M32 for i in range(min(ELEMENTS, thread.lanes))]
@@ -92,7 +92,7 @@ def ptghash(thread: Any, ins: Any) -> None:
 @op("shptendx")
 def shptendx(thread: Any, ins: Any) -> None:
     if not ins.rb & T_BIT:
-        raise exceptions.illegal(ins.word, ins.address)
+        raise exceptions.undefined(ins)
     pc = ins.address
     vpn = read_scalar(thread, ins.ra, pc) >> hashing.HPAGE_BITS
     asid = thread.asid & 0x3FF

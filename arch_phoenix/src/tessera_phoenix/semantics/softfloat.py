@@ -6,7 +6,7 @@ of these.  Every operation here computes the exact result with Python integers
 (a value is ``mant * 2**exp``) and rounds once in :func:`pack`, so results are
 correctly rounded in every format and mode, subnormals included.
 
-Choices the spec leaves open (documented in ``arch_phoenix/docs/fp.md``):
+Choices the spec leaves open (documented in ``docs/phoenix-decisions.md``):
 
 * every arithmetic NaN result is the format's canonical quiet NaN (binary32
   0x7FC00000); payloads are not propagated.  Sign operations (FNEG/FABS/FNABS) are

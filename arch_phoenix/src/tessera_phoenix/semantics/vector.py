@@ -58,12 +58,10 @@ def veins(thread: Any, ins: Any) -> None:
     """VEINS (R2 f0, PROPOSAL): Vt[Rb mod E] = Ra; the other elements keep their value.
 
     Only a vector destination makes sense; a scalar Rt is treated as an undefined
-    encoding (UNIMP, or a no-op when ``lenient``).
+    encoding (UNIMP, or skipped when ``lenient``).
     """
     if not ins.rt & T_BIT:
-        if thread.shared.config.lenient:
-            return
-        raise exceptions.illegal(ins.word, ins.address)
+        raise exceptions.undefined(ins)
     pc = ins.address
     w, e = _geometry(thread, ins)
     k = read_scalar(thread, ins.rb, pc) % e

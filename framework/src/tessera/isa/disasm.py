@@ -85,12 +85,14 @@ class Disassembler:
               symbols: Mapping[int, str] | None = None) -> Iterator[tuple[int, int | None, str]]:
         """``(address, word, text)`` for each word of ``data``; a short tail renders as ``.byte``."""
         step = self.arch.word_bytes
+        wrap = (1 << self.arch.address_bits) - 1  # addresses wrap like the machine's
         for off in range(0, len(data) - len(data) % step, step):
             w = int.from_bytes(data[off:off + step], self.arch.endian)
-            yield base + off, w, self.word(w, base + off, symbols)
+            addr = (base + off) & wrap
+            yield addr, w, self.word(w, addr, symbols)
         tail = data[len(data) - len(data) % step:]
         if tail:
-            yield (base + len(data) - len(tail), None,
+            yield ((base + len(data) - len(tail)) & wrap, None,
                    ".byte " + ", ".join(f"{b:#04x}" for b in tail))
 
     def listing(self, data: bytes, base: int = 0, symbols: Mapping[int, str] | None = None) -> str:
