@@ -107,19 +107,24 @@ def test_cache_entries_are_shared_by_cores_and_filled_once():
     assert m.cpus[0].exit_code == sum(range(51))
 
 
-def test_a_write_invalidates_only_the_written_page():
+def test_a_write_invalidates_exactly_the_entries_it_overlaps():
     counter = DecodeCounter()
     far = 0x2000  # another 1 KiB code page
     m = new_machine(prog(("jmp", dict(joff=far)), ), cores=1, plugins=(counter,))
     m.space.write_bytes(far, prog(("li", dict(rd=1, limm=3)), ("halt", dict(rd=1))), force=True)
     m.run()
     assert sorted(counter.calls) == [0, far, far + 4]
-    m.space.write(far + 0x200, 4, 0)  # same page as the code at `far`: both entries dropped
     cache = m.space.decode_cache("toy")
-    assert far not in cache and far + 4 not in cache
-    assert 0 in cache
+    m.space.write(far + 0x200, 4, 0)  # data in the same page as code: no entry dropped
+    assert far in cache and far + 4 in cache and 0 in cache
+    m.space.write(far + 6, 1, 0)  # one byte of the halt: only that entry goes
+    assert far in cache and far + 4 not in cache
+    m.space.write(far - 2, 4, 0)  # straddles the start of the li
+    assert far not in cache and 0 in cache
     m.space.write(0x8000, 4, 0)  # data page: nothing to drop
     assert 0 in cache
+    region = m.space.region_named("ram")
+    assert (far >> 10) not in region.code_pages  # the page holds no decoded code any more
 
 
 def test_flush_and_restore_refill_the_cache():

@@ -75,11 +75,8 @@ class ViewDecodeCache(DecodeCache):
         super().__init__()
         self.view = view
 
-    def add(self, address: int, size: int, ins: Any) -> None:
-        self[address] = ins
-        pa = self.view.translate_quiet(address)
-        for page in range(pa >> CODE_PAGE_BITS, ((pa + size - 1) >> CODE_PAGE_BITS) + 1):
-            self.pages.setdefault(page, set()).add(address)
+    def add(self, address: int, size: int, ins: Any, physical: int | None = None) -> None:
+        super().add(address, size, ins, self.view.translate_quiet(address) if physical is None else physical)
 
 
 class ThreadView:

@@ -142,9 +142,11 @@ class RAM(Region):
         first, last = offset >> CODE_PAGE_BITS, (offset + size - 1) >> CODE_PAGE_BITS
         hit = [p for p in range(first, last + 1) if p in self.code_pages]
         if hit and self.space is not None:
-            self.code_pages.difference_update(hit)
-            self.space.invalidate_code(self.start + (hit[0] << CODE_PAGE_BITS),
-                                       self.start + ((hit[-1] + 1) << CODE_PAGE_BITS))
+            # exactly the written bytes; a page stays marked while any entry remains in it
+            live = self.space.invalidate_code(self.start + offset, self.start + offset + size)
+            if not self.start & ((1 << CODE_PAGE_BITS) - 1):  # else pages do not line up: keep them
+                base = self.start >> CODE_PAGE_BITS
+                self.code_pages.difference_update(p for p in hit if base + p not in live)
 
     def read_bytes(self, offset: int, n: int) -> bytes:
         if not self.readable:

@@ -200,9 +200,12 @@ class AddressSpace:
         last = (address + size - 1 - region.start) >> CODE_PAGE_BITS
         region.code_pages.update(range(first, last + 1))
 
-    def invalidate_code(self, start: int, end: int) -> None:
+    def invalidate_code(self, start: int, end: int) -> set[int]:
+        """Drop decoded entries overlapping ``[start, end)``; return pages still holding code."""
+        live: set[int] = set()
         for cache in self._caches.values():
-            cache.invalidate(start, end)
+            live |= cache.invalidate(start, end)
+        return live
 
     def flush_caches(self) -> None:
         for cache in self._caches.values():
@@ -230,23 +233,49 @@ class AddressSpace:
 class DecodeCache(dict):
     """``address → Instruction``, with a page index so a write drops only what it touched.
 
-    A ``dict`` subclass so the engine's ``cache.get(pc)`` is the C method.
+    A ``dict`` subclass so the engine's ``cache.get(pc)`` is the C method.  Each entry
+    remembers the physical bytes it was decoded from (``physical`` differs from the
+    key when an architecture translates addresses), so a write invalidates exactly
+    the entries whose bytes it overlaps: data stored next to code costs a page look-up,
+    not a re-decode of the page.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.pages: dict[int, set[int]] = {}
+        self.extent: dict[int, tuple[int, int]] = {}
 
-    def add(self, address: int, size: int, ins: Any) -> None:
+    def add(self, address: int, size: int, ins: Any, physical: int | None = None) -> None:
+        start = address if physical is None else physical
         self[address] = ins
-        for page in range(address >> CODE_PAGE_BITS, ((address + size - 1) >> CODE_PAGE_BITS) + 1):
+        self.extent[address] = (start, start + size)
+        for page in range(start >> CODE_PAGE_BITS, ((start + size - 1) >> CODE_PAGE_BITS) + 1):
             self.pages.setdefault(page, set()).add(address)
 
-    def invalidate(self, start: int, end: int) -> None:
+    def invalidate(self, start: int, end: int) -> set[int]:
+        """Drop entries whose bytes overlap ``[start, end)``; return the pages still holding code."""
+        live = set()
         for page in range(start >> CODE_PAGE_BITS, ((end - 1) >> CODE_PAGE_BITS) + 1):
-            for addr in self.pages.pop(page, ()):
-                self.pop(addr, None)
+            addrs = self.pages.get(page)
+            if not addrs:
+                continue
+            for addr in [a for a in addrs if self.extent[a][0] < end and start < self.extent[a][1]]:
+                self._drop(addr)
+            if self.pages.get(page):
+                live.add(page)
+        return live
+
+    def _drop(self, addr: int) -> None:
+        self.pop(addr, None)
+        lo, hi = self.extent.pop(addr)
+        for page in range(lo >> CODE_PAGE_BITS, ((hi - 1) >> CODE_PAGE_BITS) + 1):
+            addrs = self.pages.get(page)
+            if addrs is not None:
+                addrs.discard(addr)
+                if not addrs:
+                    del self.pages[page]
 
     def clear(self) -> None:
         super().clear()
         self.pages.clear()
+        self.extent.clear()
