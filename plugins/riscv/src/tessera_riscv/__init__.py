@@ -1,0 +1,11 @@
+"""Tessera architecture plugin: RISC-V host cores RV32IM / RV64IM (+ Zicsr, Zba, Zbb, Zaamo).
+
+``RV32IM`` and ``RV64IM`` are the architecture records the plugin registers;
+``make_arch`` and ``RiscvExtension`` are the extension point (see ``docs/riscv.md``).
+"""
+
+from tessera_riscv.arch import RV32IM, RV64IM
+from tessera_riscv.extension import RiscvExtension, make_arch
+from tessera_riscv.hart import RiscvHart
+
+__all__ = ["RV32IM", "RV64IM", "RiscvExtension", "RiscvHart", "make_arch"]

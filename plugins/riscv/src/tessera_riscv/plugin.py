@@ -1,0 +1,12 @@
+"""Entry point of the RISC-V plugin (entry-point group ``tessera``, name ``riscv``)."""
+
+import tessera
+
+TESSERA_API_VERSION = 1
+
+
+@tessera.hookimpl
+def tessera_architectures():
+    from tessera_riscv.arch import RV32IM, RV64IM
+
+    return [RV32IM, RV64IM]
