@@ -265,3 +265,25 @@ def test_architecture_flag_for_another_architecture_is_refused(tessera, write, t
     src = write("hello.s", CONSOLE_PROGRAM)
     res = tessera("--plugin-module", "flagarch", "run", "--arch", "toy", src, "--fast")
     assert res.code == 64 and "--fast does not apply to architecture toy" in res.err
+
+
+def test_architecture_option_with_a_value_reaches_the_machine_config(tessera, write, tmp_path,
+                                                                      monkeypatch):
+    (tmp_path / "optarch.py").write_text(
+        "import attrs, click, tessera\n"
+        "from tessera_toyarch import TOY\n"
+        "TESSERA_API_VERSION = 1\n"
+        "OPT = attrs.evolve(TOY, name='toyopt', cli_options={'greeting': ('greeting', 'say it')})\n"
+        "@tessera.hookimpl\n"
+        "def tessera_architectures():\n"
+        "    return [OPT]\n"
+        "@tessera.hookimpl\n"
+        "def tessera_run_finished(machine, result):\n"
+        "    click.echo('greeting=' + str(machine.config.get('greeting')))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    src = write("hello.s", CONSOLE_PROGRAM)
+    res = tessera("--plugin-module", "optarch", "run", "--arch", "toyopt", src, "--no-echo",
+                  "--greeting", "hi")
+    assert res.code == 0 and "greeting=hi" in res.out
+    res = tessera("--plugin-module", "optarch", "run", "--arch", "toy", src, "--greeting", "hi")
+    assert res.code == 64 and "--greeting does not apply to architecture toy" in res.err

@@ -139,28 +139,36 @@ def arch_flag_settings(arch: Any, opts: dict[str, Any]) -> dict[str, Any]:
     for key in [k for k in opts if k.startswith(ARCH_FLAG_PREFIX)]:
         given = opts.pop(key)
         flag = key[len(ARCH_FLAG_PREFIX):].replace("_", "-")
-        if not given:
+        if given is None or given is False:
             continue
-        if flag not in arch.cli_flags:
+        if flag in arch.cli_flags:
+            setting, value, _help = arch.cli_flags[flag]
+            out[setting] = value
+        elif flag in arch.cli_options:
+            out[arch.cli_options[flag][0]] = given
+        else:
             raise ConfigError(f"--{flag} does not apply to architecture {arch.name}")
-        setting, value, _help = arch.cli_flags[flag]
-        out[setting] = value
     return out
 
 
 def add_arch_flags(command: click.Command, archs: list[Any]) -> None:
     """Give ``run`` the flags every installed architecture declares (idempotent)."""
     command.params = [p for p in command.params if not (p.name or "").startswith(ARCH_FLAG_PREFIX)]
-    seen: dict[str, str] = {}
+    seen: set[str] = set()
     for arch in sorted(archs, key=lambda a: a.name):
-        for flag, (_setting, _value, text) in arch.cli_flags.items():
+        declared = [(flag, text, True) for flag, (_s, _v, text) in arch.cli_flags.items()]
+        declared += [(name, text, False) for name, (_s, text) in arch.cli_options.items()]
+        for flag, text, is_flag in declared:
             if flag in seen:
-                seen[flag] += f", {arch.name}"
                 continue
-            seen[flag] = arch.name
-            command.params.append(click.Option(
-                [f"--{flag}", f"{ARCH_FLAG_PREFIX}{flag.replace('-', '_')}"], is_flag=True,
-                default=False, help=f"{text} (architecture {arch.name})."))
+            seen.add(flag)
+            decls = [f"--{flag}", f"{ARCH_FLAG_PREFIX}{flag.replace('-', '_')}"]
+            if is_flag:
+                command.params.append(click.Option(decls, is_flag=True, default=False,
+                                                   help=f"{text} (architecture {arch.name})."))
+            else:
+                command.params.append(click.Option(decls, default=None, metavar="VALUE",
+                                                   help=f"{text} (architecture {arch.name})."))
 
 
 @click.command()

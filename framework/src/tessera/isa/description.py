@@ -324,6 +324,9 @@ class Architecture:
     * ``cli_flags`` maps extra ``tessera run`` flags to configuration settings:
       ``{"no-pma": ("pma", False, "disable PMA checks")}`` makes ``--no-pma`` mean
       ``--set pma=false`` for this architecture (and an error for others).
+      ``cli_options`` does the same for options taking a value:
+      ``{"dest-in": ("dest_in", "load Dest from a .npy file")}`` makes
+      ``--dest-in F`` mean ``--set dest_in=F``.
     * ``caches`` describes the cache geometry (:class:`CacheSpec`) for timing models.
     * ``assembler`` is an :class:`~tessera.isa.asm.Assembler` subclass adding
       pseudo-instructions or directives; default: the generic table-driven assembler.
@@ -355,6 +358,7 @@ class Architecture:
     assembler: type | None = None
     refine: Callable[[Any, Callable[[int], int | None]], None] | None = None
     cli_flags: Mapping[str, tuple[str, Any, str]] = attrs.field(factory=dict)
+    cli_options: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
     caches: tuple[CacheSpec, ...] = ()
 
     def __attrs_post_init__(self) -> None:
