@@ -208,3 +208,22 @@ def test_several_snapshots_give_the_same_final_state(splits):
         m = Machine.restore(m.snapshot())
     m.run()
     assert m.state_hash() == ref.state_hash()
+
+
+def test_a_run_ending_in_an_error_snapshots_like_an_uninterrupted_one():
+    # li r1, 1 ; jmp far (unmapped) -> a fetch fault ends the run mid-quantum
+    from tessera.errors import UnhandledTrap
+
+    code = prog(("li", dict(rd=1, limm=1)), ("jmp", dict(joff=0x2_0000 - 4 * 1)))
+
+    def finish(machine):
+        try:
+            machine.run()
+        except UnhandledTrap:
+            pass
+        return machine.state_hash()
+
+    whole = finish(new_machine(code, cores=1))
+    part = new_machine(code, cores=1)
+    part.run(max_steps=1, raise_on_budget=False)
+    assert finish(Machine.restore(part.snapshot(), host=make_host())) == whole

@@ -359,7 +359,7 @@ class Machine:
             before = agent.instret + agent.traps
             try:
                 n = agent.run_slice(limit, cycle_limit)
-            except StopRequest:  # a stop mid-quantum: the quantum keeps what the slice used
+            except (StopRequest, TesseraError):  # mid-quantum: the quantum keeps what the slice used
                 self._left -= agent.instret + agent.traps - before
                 raise
             finally:  # exact even when the slice ends in a stop or an error
