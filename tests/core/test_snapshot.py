@@ -211,10 +211,10 @@ def test_several_snapshots_give_the_same_final_state(splits):
 
 
 def test_a_run_ending_in_an_error_snapshots_like_an_uninterrupted_one():
-    # li r1, 1 ; jmp far (unmapped) -> a fetch fault ends the run mid-quantum
+    # li r1, 1 ; jmp 0x40000 (unmapped) -> a fetch fault ends the run mid-quantum
     from tessera.errors import UnhandledTrap
 
-    code = prog(("li", dict(rd=1, limm=1)), ("jmp", dict(joff=0x2_0000 - 4 * 1)))
+    code = prog(("li", dict(rd=1, limm=1)), ("jmp", dict(joff=0x4_0000 - 4)))
 
     def finish(machine):
         try:
