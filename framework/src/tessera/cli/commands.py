@@ -2,7 +2,8 @@
 
 from tessera.cli.demo import demo
 from tessera.cli.info import archs, plugins
+from tessera.cli.newplugin import new_plugin
 from tessera.cli.run import resume, run
 from tessera.cli.tools import asm, disasm
 
-ALL = [run, resume, asm, disasm, plugins, archs, demo]
+ALL = [run, resume, asm, disasm, plugins, archs, demo, new_plugin]

@@ -37,7 +37,7 @@ def asm(obj: Any, source: str, arch_name: str, output: str | None, fmt: str, bas
     start, blob = program.image()
     if output is None:
         symbols = {v: k for k, v in program.symbols.items()}
-        click.echo(Disassembler(arch).listing(blob, start, symbols))
+        click.echo((arch.disassembler or Disassembler)(arch).listing(blob, start, symbols))
         return 0
     try:
         if fmt == "words":
@@ -101,7 +101,7 @@ def disasm(obj: Any, file: str | None, arch_name: str | None, words: tuple[str, 
     if file is not None and words:
         raise click.UsageError("give either a FILE or --word, not both")
     arch = resolve_arch(obj.host, arch_name, file)
-    dis = Disassembler(arch)
+    dis = (arch.disassembler or Disassembler)(arch)
     if words:
         width = arch.word_bits // 4
         for i, text in enumerate(words):

@@ -330,6 +330,9 @@ class Architecture:
     * ``caches`` describes the cache geometry (:class:`CacheSpec`) for timing models.
     * ``assembler`` is an :class:`~tessera.isa.asm.Assembler` subclass adding
       pseudo-instructions or directives; default: the generic table-driven assembler.
+    * ``disassembler`` is a :class:`~tessera.isa.disasm.Disassembler` subclass rendering
+      operands the architecture's own way (``tessera asm`` listings, ``tessera disasm``);
+      default: the generic one.  Its text must assemble back to the same word.
     """
 
     name: str
@@ -356,6 +359,7 @@ class Architecture:
     examples: tuple[Example, ...] = ()
     comment_chars: str = "#;"
     assembler: type | None = None
+    disassembler: type | None = None
     refine: Callable[[Any, Callable[[int], int | None]], None] | None = None
     cli_flags: Mapping[str, tuple[str, Any, str]] = attrs.field(factory=dict)
     cli_options: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
