@@ -67,7 +67,7 @@ def test_plugins_json(tessera):
     assert toy["api_version"] == 1
     assert toy["status"] == "active"
     assert toy["reason"] == ""
-    assert toy["hooks"] == ["tessera_architectures"]
+    assert toy["hooks"] == ["tessera_architectures", "tessera_conformance_cases"]
 
 
 def test_archs_table(tessera):

@@ -460,7 +460,7 @@ def test_installed_toy_plugin_is_found_through_entry_points(monkeypatch):
     host = PluginHost()
     rec = host.records["toy"]
     assert rec.status == "active" and rec.distribution == "tessera-toyarch"
-    assert rec.hooks == ["tessera_architectures"] and rec.api_version == 1
+    assert rec.hooks == ["tessera_architectures", "tessera_conformance_cases"] and rec.api_version == 1
     assert host.architecture("toy") is TOY
 
 

@@ -194,3 +194,10 @@ def test_toy_csrw_encodes_its_source_register():
     m = new_machine(prog(("li", dict(rd=1, limm=0x40)), word, ("csrr", dict(rd=2, csr=0)),
                          ("halt", dict(rd=2))), cores=1)
     assert m.run().exit_code == 0x40
+
+
+def test_a_semaphore_the_board_lacks_is_an_illegal_instruction():
+    m = new_machine(prog(("sem.wait", dict(sem=9)), ("halt", dict(rd=0))), cores=1)
+    with pytest.raises(UnhandledTrap) as info:
+        m.run()
+    assert info.value.cause == 2 and "no such semaphore" in str(info.value)

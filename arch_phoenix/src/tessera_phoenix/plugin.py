@@ -4,9 +4,19 @@ import tessera
 
 TESSERA_API_VERSION = 1
 
+#: What the conformance suite should expect (docs/conformance.md): everything passes.
+TESSERA_CONFORMANCE: dict = {"xfail": {}}
+
 
 @tessera.hookimpl
 def tessera_architectures():
     from tessera_phoenix.arch import PHOENIX
 
     return [PHOENIX]
+
+
+@tessera.hookimpl
+def tessera_conformance_cases(arch):
+    from tessera_phoenix.conformance import cases
+
+    return cases(arch)

@@ -90,8 +90,19 @@ class ThreadView:
         self.address_bits = phys.address_bits
         self.limit = phys.limit
         self.thread: Any = None
-        self.current_agent: Any = None
+        self._current_agent: Any = None
         self._ctx: tuple[int, ...] = self._context()
+
+    @property
+    def current_agent(self) -> Any:
+        return self._current_agent
+
+    @current_agent.setter
+    def current_agent(self, agent: Any) -> None:
+        # the engine announces the executing thread here once per slice; memory watches
+        # wrap the physical space, so it must know too
+        self._current_agent = agent
+        self.phys.current_agent = agent
 
     # ------------------------------------------------------------------ translation
 

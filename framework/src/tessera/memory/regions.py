@@ -171,9 +171,8 @@ class RAM(Region):
         state = super().__getstate__()
         data = state.pop("data")
         chunks = {}
-        view = memoryview(data)
         for off in range(0, len(data), _SNAP_CHUNK):
-            chunk = view[off:off + _SNAP_CHUNK]
+            chunk = data[off:off + _SNAP_CHUNK]  # a bytes copy: comparing it is far faster than a memoryview
             if chunk != _ZERO_CHUNK[: len(chunk)]:
                 chunks[off] = bytes(chunk)
         state["_chunks"] = chunks

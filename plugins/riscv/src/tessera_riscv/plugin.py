@@ -10,3 +10,10 @@ def tessera_architectures():
     from tessera_riscv.arch import RV32IM, RV64IM
 
     return [RV32IM, RV64IM]
+
+
+@tessera.hookimpl
+def tessera_conformance_cases(arch):
+    from tessera_riscv.conformance import cases
+
+    return cases(arch)

@@ -60,12 +60,20 @@ def cid(cpu, ins):
     _set(cpu, ins.rd, cpu.core_id)
 
 
+def _semaphore(cpu, ins):
+    """The semaphore an instruction names; the board has sem0..sem3, others are illegal."""
+    sem = cpu.machine.sync.get(f"sem{ins.sem}")
+    if sem is None:
+        raise Trap(2, ins.word, name="illegal instruction (no such semaphore)", word=ins.word)
+    return sem
+
+
 def sem_wait(cpu, ins):
-    cpu.machine.sync[f"sem{ins.sem}"].wait(cpu)
+    _semaphore(cpu, ins).wait(cpu)
 
 
 def sem_post(cpu, ins):
-    cpu.machine.sync[f"sem{ins.sem}"].post(cpu)
+    _semaphore(cpu, ins).post(cpu)
 
 
 def bar(cpu, ins):

@@ -1,0 +1,193 @@
+"""Probe plugins: ordinary Tessera plugins the checks register next to the plugin under test.
+
+They use only the public hooks, so what they see is what any tool plugin sees, and
+they keep pluggy off the per-instruction path like any plugin must: the hooks return
+plain callbacks, which append tuples to a list.
+
+Event tuples (one shared ``log`` per run, in the order things happened):
+
+* ``("B", agent, pc, word, cycles)`` — an execute ``before`` callback;
+* ``("A", agent, pc, next_pc)`` — an execute ``after`` callback;
+* ``("T", agent, pc, cause)`` — ``tessera_trap``;
+* ``("W", agent, obj, pc)`` — a ``wait`` sync event (an agent parked at ``pc``);
+* ``("R" | "S", agent, address, size, value, space)`` — a memory watch saw a read / store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import tessera
+from tessera.memory import Watch
+
+CHUNK = 1 << 16
+_ZERO = bytes(CHUNK)
+
+
+class Recorder:
+    """Execute, trap and wait events of every agent (the trace of a run)."""
+
+    TESSERA_API_VERSION = 1
+
+    def __init__(self, log: list[tuple[Any, ...]] | None = None, *, after: bool = True) -> None:
+        self.log = [] if log is None else log
+        self.after = after
+
+    @tessera.hookimpl
+    def tessera_execute_instrument(self, ins: Any) -> Any:
+        log = self.log
+
+        def before(agent: Any, ins: Any) -> None:
+            log.append(("B", agent.name, ins.address, ins.word, ins.cycles))
+
+        def after(agent: Any, ins: Any) -> None:
+            log.append(("A", agent.name, ins.address, agent.next_pc))
+
+        return before, (after if self.after else None)
+
+    @tessera.hookimpl
+    def tessera_trap(self, agent: Any, trap: Any) -> None:
+        self.log.append(("T", agent.name, getattr(agent, "pc", None), trap.cause))
+
+    @tessera.hookimpl
+    def tessera_sync_event(self, machine: Any, event: Any) -> None:
+        if event.kind == "wait":
+            pc = None
+            for agent in machine.agents:  # where the agent stands when it parks
+                if agent.name == event.agent:
+                    pc = getattr(agent, "pc", None)
+            self.log.append(("W", event.agent, event.obj, pc))
+
+    def trace(self) -> list[tuple[str, int, int]]:
+        """``(agent, pc, word)`` of every instruction started, in order."""
+        return [(e[1], e[2], e[3]) for e in self.log if e[0] == "B"]
+
+
+class Selective:
+    """Subscribes to one address only: its callbacks must fire there and nowhere else."""
+
+    TESSERA_API_VERSION = 1
+
+    def __init__(self, address: int) -> None:
+        self.address = address
+        self.seen: list[tuple[str, int]] = []
+
+    @tessera.hookimpl
+    def tessera_execute_instrument(self, ins: Any) -> Any:
+        if ins.address != self.address:
+            return None
+        seen = self.seen
+
+        def before(agent: Any, ins: Any) -> None:
+            seen.append((agent.name, ins.address))
+
+        return before, None
+
+
+class Watcher:
+    """Watches ``[start, end)`` of every address space (default: all of it).
+
+    With ``keep_originals`` it saves each 64 KiB chunk of RAM/ROM the first time a
+    watched store is about to change it, so that every byte a run changed can be
+    traced back to a store the watch saw (see :func:`unwatched_changes`).
+    """
+
+    TESSERA_API_VERSION = 1
+
+    def __init__(self, log: list[tuple[Any, ...]] | None = None, *, window: tuple[int, int] | None = None,
+                 keep_originals: bool = False) -> None:
+        self.log = [] if log is None else log
+        self.window = window
+        self.keep_originals = keep_originals
+        self.originals: dict[tuple[str, str, int], bytes] = {}
+
+    @tessera.hookimpl
+    def tessera_memory_watches(self, space: Any) -> Any:
+        start, end = self.window if self.window is not None else (0, space.limit)
+        log = self.log
+        name = space.name
+        originals = self.originals
+        keep = self.keep_originals
+
+        def on_read(agent: Any, address: int, size: int, value: int) -> None:
+            log.append(("R", getattr(agent, "name", None), address, size, value, name))
+
+        def on_write(agent: Any, address: int, size: int, value: int) -> None:
+            log.append(("S", getattr(agent, "name", None), address, size, value, name))
+            if keep:
+                _save_chunks(space, originals, address, size)
+
+        return [Watch(start, end, on_read=on_read, on_write=on_write)]
+
+
+def _data_regions(space: Any) -> list[Any]:
+    out = []
+    for desc in space.describe():
+        if desc["kind"] in ("ram", "rom"):
+            region = space.region_named(desc["name"])
+            if getattr(region, "data", None) is not None:
+                out.append(region)
+    return out
+
+
+def _save_chunks(space: Any, originals: dict[tuple[str, str, int], bytes], address: int, size: int) -> None:
+    for region in _data_regions(space):
+        if region.start <= address < region.end:
+            first = (address - region.start) // CHUNK * CHUNK
+            last = min(address + size, region.end) - region.start - 1
+            for off in range(first, last + 1, CHUNK):
+                key = (space.name, region.name, off)
+                if key not in originals:
+                    originals[key] = bytes(region.data[off:off + CHUNK])
+            return
+
+
+def chunk_digests(machine: Any) -> dict[tuple[str, str, int], bytes]:
+    """A digest of every 64 KiB chunk of RAM and ROM in every address space."""
+    out = {}
+    for space in machine.spaces.values():
+        for region in _data_regions(space):
+            data = region.data
+            for off in range(0, region.size, CHUNK):
+                chunk = data[off:off + CHUNK]  # a bytes copy: comparing it is a memcmp
+                out[(space.name, region.name, off)] = (
+                    b"" if chunk == _ZERO[:len(chunk)] else hashlib.blake2b(chunk, digest_size=16).digest())
+    return out
+
+
+def unwatched_changes(machine: Any, before: dict[tuple[str, str, int], bytes], watcher: Watcher,
+                      limit: int = 5) -> list[str]:
+    """Bytes of RAM/ROM the run changed that no watched store covers (at most ``limit``)."""
+    after = chunk_digests(machine)
+    stores: dict[str, list[tuple[int, int]]] = {}
+    for e in watcher.log:
+        if e[0] == "S":
+            stores.setdefault(e[5], []).append((e[2], e[2] + e[3]))
+    bad: list[str] = []
+    covered: dict[str, set[int]] = {}
+    for key, digest in after.items():
+        if before.get(key) == digest:
+            continue
+        space_name, region_name, off = key
+        space = machine.spaces[space_name]
+        region = space.region_named(region_name)
+        base = region.start + off
+        old = watcher.originals.get(key)
+        if old is None:
+            last = base + min(CHUNK, region.size - off) - 1
+            bad.append(f"{space_name} {base:#x}..{last:#x} (region {region_name}) changed "
+                       "and no watched store touched it")
+        else:
+            new = bytes(region.data[off:off + CHUNK])
+            if space_name not in covered:
+                covered[space_name] = {a for lo, hi in stores.get(space_name, []) for a in range(lo, hi)}
+            mine = covered[space_name]
+            for i, (a, b) in enumerate(zip(old, new)):
+                if a != b and base + i not in mine:
+                    bad.append(f"{space_name} byte {base + i:#x} changed ({a:#04x} -> {b:#04x}) and no "
+                               "watched store covers it")
+                    break
+        if len(bad) >= limit:
+            break
+    return bad
