@@ -1,0 +1,1 @@
+"""Tessera architecture plugin for the Tenstorrent Tensix coprocessor (see docs/tensix.md)."""

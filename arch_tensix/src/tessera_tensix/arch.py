@@ -1,0 +1,51 @@
+"""The Tensix architecture records: Blackhole (``tensix``) and Wormhole (``tensix-wh``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tessera.isa import Architecture
+
+from tessera_tensix import isa
+from tessera_tensix.board import build
+from tessera_tensix.timing import TIMING
+
+
+def dump(thread: Any) -> dict[str, Any]:
+    out = thread.state_extra()
+    if thread.tid == 0:  # the shared vector unit and config once, with thread 0
+        out["core"] = thread.core.state()
+    return out
+
+
+def _arch(name: str, chip: str, description: str) -> Architecture:
+    tables = isa.tables(chip)
+    return Architecture(
+        name=name,
+        description=description,
+        word_bits=32,
+        endian="little",
+        address_bits=32,
+        register_files=(),
+        fields=tables.fields,
+        encodings=tables.encodings,
+        timing=TIMING,
+        capabilities={"sfpu", "dest", "direct-mode"},
+        reset_pc=0,
+        quantum=1,
+        solo_quantum=4096,
+        build=build,
+        illegal=tables.illegal,
+        dump=dump,
+        examples=tables.examples,
+        assembler=tables.assembler,
+        disassembler=tables.disassembler,
+        refine=tables.refine,
+        cli_options={"dest-in": ("dest_in", "load Dest (1024x16 uint16 .npy) before the run"),
+                     "dest-out": ("dest_out", "save Dest (.npy) when the run ends")},
+        cli_flags={"lenient": ("lenient", True, "continue with hardware-like behaviour where a rule is broken")},
+    )
+
+
+TENSIX_BH = _arch("tensix", "bh", "Tenstorrent Tensix (Blackhole): SFPU, Dest, scalar unit; direct mode")
+TENSIX_WH = _arch("tensix-wh", "wh", "Tenstorrent Tensix (Wormhole B0 variant)")

@@ -1,0 +1,38 @@
+"""Entry point of the Tensix plugin (entry-point group ``tessera``, name ``tensix``)."""
+
+from __future__ import annotations
+
+import tessera
+
+TESSERA_API_VERSION = 1
+
+
+@tessera.hookimpl
+def tessera_architectures():
+    from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
+
+    return [TENSIX_BH, TENSIX_WH]
+
+
+@tessera.hookimpl
+def tessera_run_finished(machine, result):
+    """Write Dest to ``--dest-out`` when a Tensix run ends (whatever the reason)."""
+    core = getattr(machine, "tensix", None)
+    path = machine.config.get("dest_out") if core is not None else None
+    if path:
+        import numpy as np
+
+        from tessera.errors import ConfigError
+
+        try:
+            np.save(str(path), core.dest.bits, allow_pickle=False)
+        except OSError as exc:
+            raise ConfigError(f"cannot write Dest to {path}: {exc.strerror or exc}") from None
+
+
+@tessera.hookimpl
+def tessera_conformance_cases(arch):
+    """Direct-mode kernels with expected results, for the conformance suite (docs/conformance.md)."""
+    from tessera_tensix.conformance import cases
+
+    return cases(arch)

@@ -1,0 +1,349 @@
+"""Dest-facing instructions: SFPLOAD, SFPSTORE (spec tensix-sfpu.md §10) and ZEROACC.
+
+SFPLOAD / SFPSTORE move 32 lanes between an LReg and 4 consecutive Dest rows × 8
+even or odd columns, converting with the Mod0 format (:func:`dest.load_convert`,
+:func:`dest.store_convert`).  Per lane (§10.3/§10.4):
+
+* LaneConfig BLOCK_SFPU_RD_FROM_DEST / BLOCK_DEST_WR_FROM_SFPU skip the lane;
+* lanes without EN(L) are skipped, except with Mod0 = INT32_ALL (10);
+* DEST_RD/WR_COL_EXCHANGE (read from LaneConfig[L & 7]) force the odd column;
+* SFPLOAD to VD < 4 with ENABLE_DEST_INDEX + CAPTURE_DEFAULT_DEST_INDEX also writes
+  LReg[VD + 4] = (Row << 4) | Column.
+
+Mod0 = SRCB (0) resolves from backend config (E22).  Address formation, the INT32_ALL
+stack pointer and the partial ADDR_MOD are in :mod:`tessera_tensix.addressing`.
+
+Reading a Dest cell that ZEROACC left undefined is undefined behaviour for the vector
+unit: the run stops with a rule violation; with ``--lenient`` the cell reads 0 (what
+the vendor simulator returns).  SFPSTORE makes the cells it writes defined again.
+
+:func:`sfpu_load` / :func:`sfpu_store` take decoded fields, for SFPLOADMACRO.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+from tessera_tensix import addressing, lanes, rules
+from tessera_tensix.dest import (
+    ADJ16,
+    ADJ32,
+    COLS,
+    LOAD_32,
+    STORE_32,
+    flush_lo16_table,
+    lane_cells,
+    load_convert,
+    load_table,
+    shuffle_hi_table,
+    store_convert,
+    store_fp16_table,
+    unshuffle_hi_table,
+)
+from tessera_tensix.semantics import op
+
+U32 = np.uint32
+INT32_ALL = 10
+#: SrcB formats (low 4 bits of the format code) whose SFPLOAD/SFPSTORE SRCB mode means BF16:
+#: FP32 0, TF32 4, BF16 5, BFP8 6, BFP4 7, INT32 8, INT16 9, BFP2 15; everything else → FP16
+BF16_FAMILY = frozenset({0, 4, 5, 6, 7, 8, 9, 15})
+_RD_BLOCK = U32(1 << lanes.BLOCK_SFPU_RD_FROM_DEST)
+_WR_BLOCK = U32(1 << lanes.BLOCK_DEST_WR_FROM_SFPU)
+_CAPTURE = U32((1 << lanes.ENABLE_DEST_INDEX) | (1 << lanes.CAPTURE_DEFAULT_DEST_INDEX))
+_FP16_INF = U32(1 << lanes.ENABLE_FP16A_INF)
+_NO_BACKDOOR = U32(1 << lanes.DISABLE_BACKDOOR_LOAD)
+_ALL = lanes.all_lanes()
+_16 = U32(16)
+_13 = U32(13)
+_HI_MASK = U32(0xFFFF_0000)
+_LO_MASK = U32(0x0000_FFFF)
+_ZERO32 = np.zeros(lanes.LANES, dtype=U32)
+_ZERO32.setflags(write=False)
+
+
+def _decode(thread: Any, ins: Any) -> tuple[int, int, int, int, bool]:
+    """(VD, Mod0, AddrMod, Imm10, wormhole) of an SFPLOAD/SFPSTORE word, cached on ``ins``."""
+    d = ins.__dict__.get("_tx_dest")
+    if d is None:
+        w = ins.word
+        wh = getattr(getattr(thread, "arch", None), "name", "") == "tensix-wh"
+        am = (w >> 14) & 3 if wh else (w >> 13) & 7
+        d = ((w >> 20) & 15, (w >> 16) & 15, am, w & 0x3FF, wh)
+        ins.__dict__["_tx_dest"] = d
+    return d
+
+
+def resolve_srcb(thread: Any, *, store: bool, wh: bool = False) -> int:
+    """Mod0 SRCB → FP32 (3), BF16 (2) or FP16 (1) from the backend config (E22)."""
+    c = thread.core.cfg.fields
+    if c.get("ALU_ACC_CTRL_SFPU_Fp32_enabled", 0):
+        return 3
+    if c.get("ALU_FORMAT_SPEC_REG_SrcB_override", 0):
+        fmt = c.get("ALU_FORMAT_SPEC_REG_SrcB_val", 0)
+    else:
+        fmt = c.get("ALU_FORMAT_SPEC_REG1_SrcB", 0)
+    if not wh and thread.tcfg.fields.get("SFPU_DEST_FMT_Enable", 0):
+        fmt = thread.tcfg.fields.get("SFPU_DEST_FMT_Base", 0)
+    return 2 if (fmt & 15) in BF16_FAMILY else 1
+
+
+def _views(thread: Any) -> tuple[bool, bool]:
+    c = thread.core.cfg.fields
+    return bool(c.get("DEST_ACCESS_CFG_remap_addrs", 0)), bool(c.get("DEST_ACCESS_CFG_swizzle_32b", 0))
+
+
+if sys.byteorder == "little":
+    def _halves(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(low 16 bits, high 16 bits) of each uint32 lane, as uint16 views (no arithmetic)."""
+        h = x.view(np.uint16)
+        return h[0::2], h[1::2]
+else:  # pragma: no cover - big-endian hosts
+    def _halves(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (x & 0xFFFF).astype(np.uint16), (x >> 16).astype(np.uint16)
+
+
+def _colx(sfpu: Any, bit: int) -> int:
+    """Bit mask over lanes 0..7 of LaneConfig bit ``bit`` (COL_EXCHANGE, read from row 0's copy)."""
+    lc = sfpu.lane_config[:8]
+    return int(np.packbits(((lc >> U32(bit)) & U32(1)).astype(np.uint8), bitorder="little")[0])
+
+
+# ------------------------------------------------------------------------------ SFPLOAD
+@op("SFPLOAD")
+def sfpload(thread: Any, ins: Any) -> None:
+    vd, mod0, am, imm10, wh = _decode(thread, ins)
+    write = lanes.guard_vd(thread, ins, vd)
+    if write is None:                      # backdoor template load (VD >= 12, unverified for SFPLOAD)
+        return
+    sfpu_load(thread, ins, vd, mod0, am, imm10, write=write, wh=wh)
+
+
+def _lane_mask(sfpu: Any, mod0: int, block_bit: U32, configured: bool, wh_store: bool = False
+               ) -> np.ndarray | None:
+    """Lanes that move: EN(L) (all for INT32_ALL) minus the lane's BLOCK_* bit; None = all 32."""
+    mask = None if mod0 == INT32_ALL else lanes.enabled_or_none(sfpu)
+    if configured and not wh_store:
+        free = (sfpu.lane_config & block_bit) == 0
+        mask = free if mask is None else mask & free
+    return mask
+
+
+def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,
+              write: bool = True, wh: bool = False, apply_addr_mod: bool = True) -> None:
+    """The SFPLOAD data move; ``write`` False drops the LReg write (VD 8..15)."""
+    core = thread.core
+    sfpu = core.sfpu
+    if mod0 == 0:
+        mod0 = resolve_srcb(thread, store=False, wh=wh)
+    addr = addressing.sfpu_address(thread, imm10, int32_all=mod0 == INT32_ALL, load=True, wh=wh)
+    if write and vd < 8:
+        configured = lanes.configured(sfpu)
+        mask = _lane_mask(sfpu, mod0, _RD_BLOCK, configured)
+        colx = _colx(sfpu, lanes.DEST_RD_COL_EXCHANGE) if configured else 0
+        c = core.cfg.fields
+        row, col, f16, f32h, f32l = lane_cells(addr, colx, bool(c.get("DEST_ACCESS_CFG_remap_addrs", 0)),
+                                               bool(c.get("DEST_ACCESS_CFG_swizzle_32b", 0)))
+        dest = core.dest
+        flat = dest.flat
+        old = sfpu.lreg[vd]
+        if mod0 in LOAD_32:
+            hi = flat[f32h]
+            lo = flat[f32l]
+            if not dest.all_valid:
+                bad = ~(dest.defined(f32h) & dest.defined(f32l))
+                if mask is not None:
+                    bad &= mask
+                if bad.any():
+                    _undefined_read(thread, ins, f32h[bad])
+                    hi = np.where(bad, 0, hi).astype(np.uint16)
+                    lo = np.where(bad, 0, lo).astype(np.uint16)
+            if wh and mod0 == 12:
+                value = load_convert(12, None, (hi.astype(U32) << _16) | lo, old, wh=True)
+            else:
+                value = unshuffle_hi_table().take(hi)
+                value |= lo
+        elif mod0 == 11:
+            value = _ZERO32
+        else:
+            h = flat[f16]
+            if not dest.all_valid:
+                bad = ~dest.defined(f16)
+                if mask is not None:
+                    bad &= mask
+                if bad.any():
+                    _undefined_read(thread, ins, f16[bad])
+                    h = np.where(bad, 0, h).astype(np.uint16)
+            if mod0 == 14:
+                value = old & _HI_MASK
+                value |= h
+            elif mod0 == 15:
+                value = old & _LO_MASK
+                value |= load_table(7).take(h)
+            elif mod0 == 1 and configured and np.count_nonzero(sfpu.lane_config & _FP16_INF):
+                value = np.where((sfpu.lane_config & _FP16_INF) != 0,
+                                 load_table(1, True).take(h), load_table(1).take(h))
+            else:
+                value = load_table(mod0, False, wh and mod0 in (5, 13)).take(h)
+        if mask is None:
+            old[:] = value
+        else:
+            np.copyto(old, value, where=mask)
+        if vd < 4 and configured:
+            cap = (sfpu.lane_config & _CAPTURE) == _CAPTURE
+            if mask is not None:
+                cap &= mask
+            if cap.any():
+                np.copyto(sfpu.lreg[vd + 4], ((row << 4) | col).astype(U32), where=cap)
+    if apply_addr_mod:
+        addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
+
+
+def _undefined_read(thread: Any, ins: Any, cells: np.ndarray) -> None:
+    rows = sorted({int(c) // COLS for c in cells})
+    shown = ", ".join(str(r) for r in rows[:4]) + (" …" if len(rows) > 4 else "")
+    rules.broken(thread, ins, f"reads Dest row {shown} which ZEROACC left undefined "
+                              "(undefined behaviour for the vector unit; --lenient reads 0)")
+
+
+# ----------------------------------------------------------------------------- SFPSTORE
+@op("SFPSTORE")
+def sfpstore(thread: Any, ins: Any) -> None:
+    vd, mod0, am, imm10, wh = _decode(thread, ins)
+    if lanes.guard_vd(thread, ins, vd, source=True) is None:
+        return
+    sfpu_store(thread, ins, vd, mod0, am, imm10, wh=wh)
+
+
+def sfpu_store(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,
+               wh: bool = False, apply_addr_mod: bool = True) -> None:
+    """The SFPSTORE data move from LReg[vd] (0..16) to Dest."""
+    core = thread.core
+    sfpu = core.sfpu
+    if mod0 == 0:
+        mod0 = resolve_srcb(thread, store=True, wh=wh)
+    addr = addressing.sfpu_address(thread, imm10, int32_all=mod0 == INT32_ALL, load=False, wh=wh)
+    configured = lanes.configured(sfpu)
+    mask = _lane_mask(sfpu, mod0, _WR_BLOCK, configured, wh_store=wh)
+    if 12 <= vd < 16:                                    # only lanes whose backdoor is disabled store
+        open_ = (sfpu.lane_config & _NO_BACKDOOR) != 0
+        mask = open_ if mask is None else mask & open_
+    colx = _colx(sfpu, lanes.DEST_WR_COL_EXCHANGE) if configured else 0
+    c = core.cfg.fields
+    row, col, f16, f32h, f32l = lane_cells(addr, colx, bool(c.get("DEST_ACCESS_CFG_remap_addrs", 0)),
+                                           bool(c.get("DEST_ACCESS_CFG_swizzle_32b", 0)))
+    dest = core.dest
+    flat = dest.flat
+    x = sfpu.lreg[vd]
+    if mod0 in STORE_32:
+        low, top = _halves(x)
+        if mod0 == 3 and not wh:                         # BH FP32: flush denormals to signed zero
+            hi = shuffle_hi_table(True).take(top)
+            lo = low & flush_lo16_table().take(top)
+        elif mod0 in (3, 4, 10) or (mod0 == 12 and not wh):
+            hi = shuffle_hi_table(False).take(top)
+            lo = low
+        elif mod0 == 7:
+            hi, lo = top, low
+        elif mod0 == 9:
+            hi, lo = low, top
+        else:
+            v = store_convert(mod0, x, wh=wh)
+            hi = (v >> _16).astype(np.uint16)
+            lo = v.astype(np.uint16)
+        if mask is None:
+            flat[f32h] = hi
+            flat[f32l] = lo
+            if not dest.all_valid:
+                dest.mark_written(np.concatenate((f32h, f32l)))
+        else:
+            flat[f32h[mask]] = hi[mask]
+            flat[f32l[mask]] = lo[mask]
+            if not dest.all_valid:
+                dest.mark_written(np.concatenate((f32h[mask], f32l[mask])))
+    else:
+        if mod0 == 2:
+            cell = shuffle_hi_table(True).take(_halves(x)[1])
+        elif mod0 == 1:
+            cell = store_fp16_table().take(x >> _13)
+        elif mod0 in (6, 14):
+            cell = _halves(x)[0]
+        elif mod0 == 15:
+            cell = _halves(x)[1]
+        else:
+            cell = store_convert(mod0, x, wh=wh).astype(np.uint16)
+        if mask is None:
+            flat[f16] = cell
+            if not dest.all_valid:
+                dest.mark_written(f16)
+        else:
+            flat[f16[mask]] = cell[mask]
+            if not dest.all_valid:
+                dest.mark_written(f16[mask])
+    if apply_addr_mod:
+        addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
+
+
+# ------------------------------------------------------------------------------ ZEROACC
+ONE_ROW, ROWS_16, HALF, ALL = 0, 1, 2, 3
+
+
+@op("ZEROACC")
+def zeroacc(thread: Any, ins: Any) -> None:
+    """Mark Dest rows undefined (BH: clear_mode [20:19], use_32_bit_mode [18],
+    clear_zero_flags [17], AddrMod [16:14], where [9:0]; WH: clear_mode [21:19] whose
+    bit 2 is the 32-bit flag, Revert [18], AddrMod [16:15])."""
+    w = ins.word
+    wh = getattr(getattr(thread, "arch", None), "name", "") == "tensix-wh"
+    where = w & 0x3FF
+    if wh:
+        mode = (w >> 19) & 3
+        use32 = bool((w >> 21) & 1)
+        revert = bool((w >> 18) & 1) and mode != ONE_ROW
+        am = (w >> 15) & 3
+        if revert:
+            rules.broken(thread, ins, "ZEROACC with Revert set is undefined behaviour")
+    else:
+        mode = (w >> 19) & 3
+        use32 = bool((w >> 18) & 1)
+        revert = bool((w >> 17) & 1)           # clear_zero_flags: rows become defined again
+        am = (w >> 14) & 7
+        if w & 0x00C0_0000:
+            rules.broken(thread, ins, "ZEROACC bits [23:22] must be zero (they would clear the "
+                                      "SrcA/SrcB data-valid flags, which is not modelled)")
+    core = thread.core
+    c = core.cfg.fields
+    remap, swizzle = _views(thread)
+    rows: Any
+    if mode == ONE_ROW:
+        r = addressing.math_row(thread, where)
+        if c.get("ALU_ACC_CTRL_Fp32_enabled", 0) or c.get("ALU_ACC_CTRL_INT8_math_enabled", 0):
+            p = int(ADJ32[int(remap)][int(swizzle)][r])
+            rows = [p, p + 8]
+        else:
+            rows = [int(ADJ16[int(remap)][r])]
+    elif mode == ROWS_16:
+        block = where & 0xFF
+        if (not wh and thread.tcfg.fields.get("DEST_TARGET_REG_CFG_MATH_Offset", 0) & 0x200
+                and not c.get("DEST_ACCESS_CFG_zeroacc_absolute_tile_mode", 0)):
+            block += 16 if use32 else 32     # follow the math half of Dest (BH bank auto-detect)
+        if use32:
+            if block < 32:
+                p = ADJ32[int(remap)][int(swizzle)][block * 16 + np.arange(16)]
+                rows = np.concatenate([p, p + 8])
+            else:
+                rows = None                     # out of range: no rows (current silicon)
+        else:
+            rows = ADJ16[int(remap)][block * 16 + np.arange(16)] if block < 64 else None
+    elif mode == HALF:
+        rows = slice(512, 1024) if where & 1 else slice(0, 512)
+    else:
+        rows = slice(0, 1024)
+    if rows is not None:
+        if revert:
+            core.dest.revalidate(rows)
+        else:
+            core.dest.invalidate(rows)
+    if mode in (ONE_ROW, ROWS_16):
+        addressing.apply_addr_mod(thread, am, fidelity=True, wh=wh)

@@ -1,0 +1,18 @@
+"""END: the pseudo-instruction of the all-zero word, which ends a direct-mode kernel.
+
+Opcode 0 is not a Tensix instruction; a kernel given as words (or assembled) stops at the
+first all-zero word with exit status 0 (``end`` in assembly).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tessera_tensix.semantics import op
+
+from tessera.control import Halt
+
+
+@op("END")
+def end(thread: Any, ins: Any) -> None:
+    raise Halt(0)

@@ -1,0 +1,170 @@
+"""The MAD sub-unit's arithmetic: SFPMAD, SFPADD, SFPMUL, SFPADDI, SFPMULI, SFPMUL24.
+
+Spec tensix-sfpu.md §4 (FMA_BH, errata E2 and E18), §5 (BF16 immediates), §11.4
+(SFPMUL24), §3.4–3.5 (write guards, INDIRECT_VA / INDIRECT_VD).  The arithmetic is
+:func:`tessera_tensix.fma.fma_bh`, bit-exact with the vendor's ``fma_model_bh``.
+
+Word layouts (Blackhole): SFPMAD/ADD/MUL/MUL24 ``VA[19:16] VB[15:12] VC[11:8] VD[7:4]
+Mod1[3:0]``; SFPADDI/MULI ``Imm16[23:8] VD[7:4] Mod1[3:0]``.  Fields are read from
+``ins.word`` once per decoded instruction and kept on the instruction object (the
+decode-cache entry), so the hot path does no bit slicing.
+
+Mod1 (MAD family): bit0 flips the product's sign (E2: the two readings NEGATE_VA /
+NEGATE_VB give identical bits), bit1 NEGATE_VC, bit2 INDIRECT_VA (VA := LReg[7] & 15
+per lane), bit3 INDIRECT_VD (destination := LReg[7] & 15 per lane).  Wormhole has no
+negate bits (its assembly.yaml documents bits 3 and 2 only): they are ignored there,
+and the arithmetic is the Blackhole model on both chips (a Wormhole-exact FMA is not
+modelled).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tessera_tensix import lanes, rules
+from tessera_tensix.fma import fma_bh
+from tessera_tensix.semantics import op
+from tessera_tensix.semantics.convert import is_wormhole
+
+U32 = np.uint32
+ONE = 0x3F80_0000
+SIGN = 0x8000_0000
+_IDX_CACHE = "_tx_mad"
+_ADDI_CACHE = "_tx_addi"
+_SIGN_ROW = np.full(lanes.LANES, SIGN, dtype=U32)
+_SIGN_ROW.setflags(write=False)
+
+
+def store(thread: Any, ins: Any, vd: int, w: bool, indirect: bool, result: np.ndarray,
+          en: np.ndarray) -> None:
+    """Write a MAD-family result: to LReg[vd] (when the guard allowed it) or, with
+    INDIRECT_VD, to LReg[LReg[7][L] & 15] per lane (§3.5).  An indirect destination
+    of 8..15 in an enabled lane is a write to a read-only LReg (rule; dropped when
+    lenient)."""
+    sfpu = thread.core.sfpu
+    if indirect and vd != 16:
+        index = lanes.indirect_index(sfpu)
+        high = en & (index >= 8)
+        if high.any():
+            bad = int(index[np.argmax(high)])
+            rules.broken(thread, ins, f"INDIRECT_VD selects read-only LReg[{bad}] "
+                                      f"(LReg[7] & 15 must be < 8 in enabled lanes)")
+        lanes.write_indirect(sfpu, index, result, en)
+    elif w:
+        lanes.write(sfpu, vd, result, en)
+
+
+# ---------------------------------------------------------------- SFPMAD / SFPADD / SFPMUL
+def _mad_fields(thread: Any, ins: Any) -> tuple[Any, ...]:
+    word = ins.word
+    va, vb, vc = (word >> 16) & 15, (word >> 12) & 15, (word >> 8) & 15
+    vd, mod1 = (word >> 4) & 15, word & 15
+    if is_wormhole(thread):
+        mod1 &= 12
+    neg = None
+    if mod1 & 3:
+        neg = np.array([[SIGN if mod1 & 1 else 0], [0], [SIGN if mod1 & 2 else 0]], dtype=U32)
+    fields = (np.array([va, vb, vc], dtype=np.intp), vd, mod1, neg)
+    ins.__dict__[_IDX_CACHE] = fields
+    return fields
+
+
+def read_abc(sfpu: Any, idx: np.ndarray, mod1: int) -> np.ndarray:
+    """(3, 32) uint32: LReg[VA'] (INDIRECT_VA per §3.5), LReg[VB], LReg[VC]."""
+    xyz = sfpu.lreg.take(idx, axis=0)
+    if mod1 & 4:
+        xyz[0] = lanes.read_indirect(sfpu, lanes.indirect_index(sfpu))
+    return xyz
+
+
+@op("SFPMAD", "SFPADD", "SFPMUL")
+def sfpmad(thread: Any, ins: Any) -> None:
+    """d = FMA_BH(±a·b, ±c) (§4.1).  SFPADD and SFPMUL are the same operation."""
+    fields = ins.__dict__.get(_IDX_CACHE) or _mad_fields(thread, ins)
+    idx, vd, mod1, neg = fields
+    w = lanes.guard_vd(thread, ins, vd, source=bool(mod1 & 8))
+    if w is None:
+        return
+    sfpu = thread.core.sfpu
+    xyz = read_abc(sfpu, idx, mod1)
+    if neg is not None:
+        np.bitwise_xor(xyz, neg, out=xyz)
+    store(thread, ins, vd, w, bool(mod1 & 8), fma_bh(xyz), lanes.enabled(sfpu))
+
+
+# ---------------------------------------------------------------- SFPADDI / SFPMULI (§5)
+def _addi_fields(ins: Any) -> tuple[Any, ...]:
+    """(VD, Mod1, operand template, row of the template that receives ±LReg[VD]).
+
+    The template holds the constant rows of FMA_BH's operands: SFPADDI (imm, 1.0, c),
+    SFPMULI (imm, c, +0).  FMA_BH does not modify its operands, so one template per
+    decoded instruction is reused."""
+    word = ins.word
+    imm, vd, mod1 = ((word >> 8) & 0xFFFF) << 16, (word >> 4) & 15, word & 15
+    xyz = np.zeros((3, lanes.LANES), dtype=U32)
+    xyz[0] = imm
+    if word >> 24 == 0x75:                            # SFPADDI: imm·1.0 + c
+        xyz[1] = ONE
+        row = xyz[2]
+    else:                                             # SFPMULI: imm·c + (+0)
+        row = xyz[1]
+    fields = (vd, mod1, xyz, row)
+    ins.__dict__[_ADDI_CACHE] = fields
+    return fields
+
+
+@op("SFPADDI", "SFPMULI")
+def sfpaddi(thread: Any, ins: Any) -> None:
+    """SFPADDI: imm·1.0 + c; SFPMULI: imm·c + (+0); c = ±LReg[VD] (Mod1 bit1 NEGATE_VC)."""
+    vd, mod1, xyz, row = ins.__dict__.get(_ADDI_CACHE) or _addi_fields(ins)
+    w = lanes.guard_vd(thread, ins, vd, source=bool(mod1 & 8))
+    if w is None:
+        return
+    sfpu = thread.core.sfpu
+    if mod1 & 2:
+        np.bitwise_xor(sfpu.lreg[vd], _SIGN_ROW, out=row)
+    else:
+        np.copyto(row, sfpu.lreg[vd])
+    store(thread, ins, vd, w, bool(mod1 & 8), fma_bh(xyz), lanes.enabled(sfpu))
+
+
+# ---------------------------------------------------------------- SFPMUL24 (§11.4)
+_M23 = np.uint64(0x7FFFFF)
+
+
+def mul24(a: np.ndarray, b: np.ndarray, c: np.ndarray, upper: bool) -> np.ndarray:
+    """SFPMUL24 of uint32 lanes: the 23×23-bit integer product (low or high 23 bits),
+    plus the documented (non-contractual) FP32-adder path when c has a non-zero
+    exponent (with c = LReg[9] = 0 the product is the result)."""
+    a64 = a.astype(np.uint64) & _M23
+    b64 = b.astype(np.uint64) & _M23
+    p = a64 * b64
+    p = (p >> np.uint64(23)) if upper else (p & _M23)
+    c64 = c.astype(np.int64)
+    ez = (c64 >> 23) & 255
+    use = ez != 0
+    if not use.any():
+        return p.astype(U32)
+    p = p.astype(np.int64)
+    big_e = np.maximum(129, ez)
+    s = (big_e - ez) & 31
+    zed = ((1 << 23) + (c64 & 0x7FFFFF)) << 3
+    shifted = p >> ((big_e - 129) & 31)
+    zz = zed >> s
+    carry = (((zz << s) ^ zed) > 0xFFFF) << 16
+    added = np.where(zz != 0, (shifted + zz + carry) & 0x7FFFFF, shifted)
+    return np.where(use, added, p).astype(U32)
+
+
+@op("SFPMUL24")
+def sfpmul24(thread: Any, ins: Any) -> None:
+    fields = ins.__dict__.get(_IDX_CACHE) or _mad_fields(thread, ins)
+    idx, vd, mod1, _neg = fields
+    w = lanes.guard_vd(thread, ins, vd, source=bool(mod1 & 8))
+    if w is None:
+        return
+    sfpu = thread.core.sfpu
+    a, b, c = read_abc(sfpu, idx, mod1)
+    store(thread, ins, vd, w, bool(mod1 & 8), mul24(a, b, c, bool(mod1 & 1)),
+          lanes.enabled(sfpu))
