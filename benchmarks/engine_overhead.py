@@ -28,7 +28,6 @@ from tessera.engine.translate import Translator
 from tessera.isa import Encoder
 from tessera.machine import Machine
 from tessera.plugins import PluginHost
-
 from tessera_toyarch import TOY
 
 

@@ -54,7 +54,6 @@ def expected_sum(iterations: int) -> int:
 def run_tessera(iterations: int) -> tuple[float, int, int]:
     import tessera_riscv
     import tessera_riscv.plugin
-
     from tessera.isa.asm import assemble
     from tessera.machine import Machine
     from tessera.plugins import PluginHost

@@ -103,12 +103,11 @@ class DirectMode:
 
     def __init__(self, source: str) -> None:
         import tessera_tensix.plugin
-        from tessera_tensix.arch import TENSIX_BH
-
         from tessera.engine.agent import RUNNABLE
         from tessera.isa.asm import assemble
         from tessera.machine import Machine
         from tessera.plugins import PluginHost
+        from tessera_tensix.arch import TENSIX_BH
 
         host = PluginHost(load_entry_points=False, use_environment=False)
         host.register(tessera_tensix.plugin, "tensix")

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+
 import tessera_tensix.semantics.configops  # noqa: F401  (register the semantics)
 import tessera_tensix.semantics.crosslane  # noqa: F401
 import tessera_tensix.semantics.intops  # noqa: F401

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 import tessera_tensix.semantics.dest_ops  # noqa: F401  (registers SFPLOAD, SFPSTORE, ZEROACC)
 from tessera_tensix.config import ConfigSpace, TensixConfig
 from tessera_tensix.core import TensixCore

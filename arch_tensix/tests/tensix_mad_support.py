@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 import tessera_tensix.semantics.configops  # noqa: F401  (register the semantics)
 import tessera_tensix.semantics.convert  # noqa: F401
 import tessera_tensix.semantics.lut  # noqa: F401

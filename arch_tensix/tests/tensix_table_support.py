@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tessera.isa import Decoder, Encoder
+from tessera.machine import Machine
 from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
 from tessera_tensix.isa import row_info, tables
 from tessera_tensix.isa.asm import TensixAssembler, TensixDisassembler
 from tessera_tensix.isa.sem import lookup
-
-from tessera.isa import Decoder, Encoder
-from tessera.machine import Machine
 
 #: shared/ beside the repository (in CI: beside the clone); tests that need it skip without it
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tensix_dest_support import Thread, adj16_ref, adj32_ref, execute, lane_row_col, sfpload, sfpstore
-from tessera_tensix import addressing
-from tessera_tensix import dest as D
 
 from tessera.control import Trap
+from tessera_tensix import addressing
+from tessera_tensix import dest as D
 
 
 def _fill_ids(t: Thread) -> None:

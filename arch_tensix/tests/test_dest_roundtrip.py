@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensix_dest_support import Thread, adj32_ref, execute, sfpload, sfpstore
+
 from tessera_tensix import dest as D
 
 SRC, DST = 0x40, 0x84           # rows 64..67 even columns → rows 132..135 odd columns

@@ -12,6 +12,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 from tensix_dest_support import Thread, execute, load_jsonl, sfpload, sfpstore, shared_reference
+
 from tessera_tensix import dest as D
 
 ADDR = 0x24                       # rows 36..39, even columns: neither at 0 nor in the first face

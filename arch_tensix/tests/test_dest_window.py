@@ -9,11 +9,11 @@ from types import SimpleNamespace
 
 import pytest
 from tensix_dest_support import Thread, adj16_ref, adj32_ref, execute, sfpload, sfpstore, zeroacc
-from tessera_tensix import dest as D
-from tessera_tensix.debug_window import BASE, SIZE, DestWindow
 
 from tessera.errors import MemoryFault
 from tessera.memory.space import AddressSpace
+from tessera_tensix import dest as D
+from tessera_tensix.debug_window import BASE, SIZE, DestWindow
 
 
 class Machine(SimpleNamespace):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from tensix_dest_support import Thread, execute, sfpload, sfpstore
+
 from tessera_tensix import dest as D
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tensix_dest_support import Thread, adj16_ref, adj32_ref, execute, sfpload, sfpstore, zeroacc, zeroacc_wh
-from tessera_tensix.dest import shuffle_bf16
 
 from tessera.control import Trap
+from tessera_tensix.dest import shuffle_bf16
 
 ONE_ROW, ROWS_16, HALF, ALL = 0, 1, 2, 3
 

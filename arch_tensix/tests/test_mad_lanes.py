@@ -29,10 +29,10 @@ from tensix_mad_support import (
     lreg,
     set_lreg,
 )
-from tessera_tensix.semantics.convert import prng_next, seed_prng
-from tessera_tensix.semantics.lut import lutfp32_compute, lutfp32_mode
 
 from tessera.control import Trap
+from tessera_tensix.semantics.convert import prng_next, seed_prng
+from tessera_tensix.semantics.lut import lutfp32_compute, lutfp32_mode
 
 ONE = 0x3F80_0000
 SIGN = 0x8000_0000
@@ -486,9 +486,8 @@ def test_sfpnop_changes_nothing():
 
 # ---------------------------------------------------------------- through the real decoder
 def test_decoded_words_run_the_semantics():
-    from tessera_tensix.arch import TENSIX_BH
-
     from tessera.isa import Decoder
+    from tessera_tensix.arch import TENSIX_BH
 
     dec = Decoder(TENSIX_BH)
     t = Thread()

@@ -25,6 +25,7 @@ from tensix_mad_support import (
     set_lreg,
     u2f,
 )
+
 from tessera_tensix.fma import fma_bh, fma_bh_exact
 from tessera_tensix.semantics.convert import prng_next
 

@@ -34,6 +34,7 @@ from tensix_mad_support import (
     lanes_of,
     vectors,
 )
+
 from tessera_tensix.fma import fma_bh, fma_bh_exact
 from tessera_tensix.semantics.lut import lutfp32_compute
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensix_table_support import ARCHS, decoder, dis, encode, word, words
-from tessera_tensix.isa import row_info, tables
 
 from tessera.errors import AssemblyError
 from tessera.isa import Disassembler, Encoder
+from tessera_tensix.isa import row_info, tables
 
 _GENERIC = {chip: Disassembler(arch) for chip, arch in ARCHS.items()}
 ROWS = [(chip, enc) for chip in ("bh", "wh") for enc in ARCHS[chip].encodings

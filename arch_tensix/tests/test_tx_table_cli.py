@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from tensix_table_support import dis, need_semantics, tessera, words
+
 from tessera_tensix.arch import TENSIX_BH
 
 KERNEL = """\

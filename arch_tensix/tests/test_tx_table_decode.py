@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensix_table_support import ARCHS, decode_vectors, decoder, dis, encode, shared, strict_row
-from tessera_tensix import rules
-from tessera_tensix.isa import ISSUE5, row_info, tables
-from tessera_tensix.isa.sem import NotSupported, Reserved, Sem, lookup
 
 from tessera.control import Halt, Trap
 from tessera.isa import ILLEGAL, Disassembler
+from tessera_tensix import rules
+from tessera_tensix.isa import ISSUE5, row_info, tables
+from tessera_tensix.isa.sem import NotSupported, Reserved, Sem, lookup
 
 
 def test_table_every_decode_vector_disassembles_to_the_vendor_text():

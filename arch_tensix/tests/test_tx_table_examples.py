@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from tensix_table_support import machine, need_semantics, words
+
+from tessera.cli.demo import run_example
 from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
 from tessera_tensix.examples import EXAMPLES, EXAMPLES_WH, EXP_RECIP, EXP_WH, dest_fp32, expected
 from tessera_tensix.isa import ISSUE5
 from tessera_tensix.isa.sem import lookup
-
-from tessera.cli.demo import run_example
 
 #: Issue 5: every Blackhole SFPU instruction, ZEROACC, the seed-000 scalar-unit GPR
 #: instructions, and the END pseudo-instruction of the all-zero word.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from tensix_table_support import ARCHS, shared
+
 from tessera_tensix.isa import tables
 from tessera_tensix.timing import TIMING, timing_class
 

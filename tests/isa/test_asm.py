@@ -1,11 +1,11 @@
 """The generic assembler: labels, expressions, directives, sections, hooks and errors."""
 
 import pytest
+from isa_toyarch import REGS, ToyAssembler, toy32, toy48
 
 from tessera.errors import AssemblyError, ConfigError, EncodeError
 from tessera.isa import Architecture, Decoder, Encoding, Field
 from tessera.isa.asm import Assembler, Program, assemble, split_operands
-from isa_toyarch import REGS, ToyAssembler, toy32, toy48
 
 ARCH = toy32()
 DEC = Decoder(ARCH)

@@ -5,12 +5,12 @@ pin the spellings, the lookup order and the exact error positions.
 """
 
 import pytest
+from isa_toyarch import REGS, toyx
 
-from tessera.errors import ConfigError, AssemblyError, EncodeError
+from tessera.errors import AssemblyError, ConfigError
 from tessera.isa import Architecture, Decoder, Disassembler, Encoder, Encoding, Field
 from tessera.isa.asm import Assembler, assemble
 from tessera.isa.asm.forms import Form, omit_optional
-from isa_toyarch import REGS, toyx
 
 ARCH = toyx()
 DEC = Decoder(ARCH)

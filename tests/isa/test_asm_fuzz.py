@@ -4,11 +4,12 @@ Nothing else may escape (no IndexError, RecursionError, ValueError, MemoryError 
 and every error names a line of the input and a column on it.
 """
 
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from isa_toyarch import ToyAssembler, toy32, toy48, toyx
 
 from tessera.errors import AssemblyError
 from tessera.isa.asm import Program, assemble
-from isa_toyarch import ToyAssembler, toy32, toy48, toyx
 
 ARCHES = [toy32(assembler=ToyAssembler), toy48(), toyx()]
 

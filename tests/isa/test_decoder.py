@@ -1,12 +1,13 @@
 """Decoder, encoder and disassembler generated from the encoding table."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from isa_toyarch import ENCODINGS32, _illegal, toy32, toy48
 
 from tessera.control import Trap
 from tessera.errors import ConfigError, DecodeError, EncodeError
-from tessera.isa import ILLEGAL, Architecture, Decoder, Disassembler, Encoder, Encoding, Field
-from isa_toyarch import ENCODINGS32, REGS, _illegal, toy32, toy48
+from tessera.isa import ILLEGAL, Decoder, Disassembler, Encoder, Encoding
 
 ARCH = toy32()
 DEC = Decoder(ARCH)

@@ -3,11 +3,16 @@
 import importlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tessera.errors import AssemblyError, all_error_classes
 from tessera.isa.expr import (
-    MAX_NESTING, ExpressionError, UndefinedSymbol, evaluate, read_string,
+    MAX_NESTING,
+    ExpressionError,
+    UndefinedSymbol,
+    evaluate,
+    read_string,
 )
 
 

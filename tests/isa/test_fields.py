@@ -1,11 +1,12 @@
 """Field extract/insert: scattered bits, sign, scale and range errors."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from isa_toyarch import FIELDS32
 
 from tessera.errors import ConfigError, EncodeError
 from tessera.isa import Field
-from isa_toyarch import FIELDS32
 
 F = {f.name: f for f in FIELDS32}
 OFF = F["off"]  # RISC-V B-type layout: imm[12|10:5] in 31:25, imm[4:1|11] in 11:7

@@ -7,11 +7,12 @@ default half the time, since that is when the disassembler leaves them out.
 """
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from isa_toyarch import toy32, toy48, toyx
 
 from tessera.isa import Decoder, Disassembler, Encoder
 from tessera.isa.asm import Assembler, split_operands
-from isa_toyarch import toy32, toy48, toyx
 
 ARCHES = [toy32(), toy48(), toyx()]
 ROWS = [(arch, enc) for arch in ARCHES for enc in arch.encodings]

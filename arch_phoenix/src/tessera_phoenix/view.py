@@ -29,7 +29,6 @@ from typing import Any
 
 from tessera.control import Trap
 from tessera.errors import MemoryFault
-from tessera.memory.regions import CODE_PAGE_BITS
 from tessera.memory.space import DecodeCache
 from tessera_phoenix import causes
 from tessera_phoenix.mmu.unit import translates

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.isa import Architecture
-
 from tessera_tensix import isa
 from tessera_tensix.board import build
 from tessera_tensix.timing import TIMING

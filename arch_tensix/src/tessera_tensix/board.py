@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.errors import ConfigError
-
 from tessera_tensix.config import TensixConfig
 from tessera_tensix.core import TensixCore
 from tessera_tensix.thread import TensixThread

@@ -23,7 +23,7 @@ class TensixConfig:
     lane_flags_reset: bool = False  # initial LaneFlags (seed: false; ttsim: true)
 
     @classmethod
-    def from_machine(cls, config: dict[str, Any]) -> "TensixConfig":
+    def from_machine(cls, config: dict[str, Any]) -> TensixConfig:
         known = {f.name: f for f in attrs.fields(cls)}
         values: dict[str, Any] = {}
         for key, value in config.items():

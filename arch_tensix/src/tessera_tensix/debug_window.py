@@ -33,9 +33,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from tessera_tensix import dest as D
 
 from tessera.errors import MemoryFault
+from tessera_tensix import dest as D
 
 BASE, SIZE = 0xFFBD_8000, 0x8000
 ELEMENT_BYTES = {0: 4, 1: 4, 2: 2, 3: 2, 4: 2, 5: 1}

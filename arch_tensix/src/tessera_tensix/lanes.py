@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from tessera_tensix import rules
 
 LANES = 32

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.engine import CpuAgent
-
 from tessera_tensix.config import ConfigSpace
 
 MASK32 = 0xFFFF_FFFF

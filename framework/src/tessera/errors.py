@@ -54,7 +54,7 @@ class TesseraError(Exception):
         }
         return {k: v for k, v in fields.items() if v is not None}
 
-    def with_context(self, **fields: Any) -> "TesseraError":
+    def with_context(self, **fields: Any) -> TesseraError:
         """Fill context fields that are still unset (the engine adds agent and pc)."""
         for key, value in fields.items():
             if getattr(self, key, None) is None and value is not None:

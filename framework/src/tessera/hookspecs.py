@@ -36,7 +36,7 @@ hookspec = pluggy.HookspecMarker("tessera")
 
 
 @hookspec
-def tessera_architectures() -> list["Architecture"]:
+def tessera_architectures() -> list[Architecture]:
     """Return the architectures this plugin provides (a list of ``Architecture``).
 
     Called once per process when the architecture registry is first needed.  Two
@@ -55,7 +55,7 @@ def tessera_cli_commands(cli: Any) -> None:
 
 
 @hookspec
-def tessera_conformance_cases(arch: "Architecture") -> list[Any]:
+def tessera_conformance_cases(arch: Architecture) -> list[Any]:
     """Return conformance cases (program + expected final state or output) for ``arch``.
 
     Each case is a ``dict`` with at least ``name`` and ``source`` (assembly) or
@@ -69,8 +69,8 @@ def tessera_conformance_cases(arch: "Architecture") -> list[Any]:
 
 @hookspec(firstresult=True)
 def tessera_decode(
-    machine: "Machine", arch: "Architecture", word: int, address: int
-) -> "Instruction | None":
+    machine: Machine, arch: Architecture, word: int, address: int
+) -> Instruction | None:
     """Claim a word before the encoding table sees it (an extension's encodings).
 
     Called on a decode-cache **miss** only (once per address until the code there is
@@ -86,7 +86,7 @@ def tessera_decode(
 
 @hookspec
 def tessera_execute_instrument(
-    machine: "Machine", arch: "Architecture", ins: "Instruction"
+    machine: Machine, arch: Architecture, ins: Instruction
 ) -> Any:
     """Return callbacks to weave around one decoded instruction, or ``None``.
 
@@ -109,7 +109,7 @@ def tessera_execute_instrument(
 
 
 @hookspec
-def tessera_memory_regions(machine: "Machine", space: "AddressSpace") -> list[Any]:
+def tessera_memory_regions(machine: Machine, space: AddressSpace) -> list[Any]:
     """Return regions/devices to map into ``space`` when the machine is built.
 
     Each item is a region object (``tessera.memory.RAM``, ``ROM`` or ``MMIO``).  Use
@@ -119,7 +119,7 @@ def tessera_memory_regions(machine: "Machine", space: "AddressSpace") -> list[An
 
 
 @hookspec
-def tessera_memory_watches(machine: "Machine", space: "AddressSpace") -> list[Any]:
+def tessera_memory_watches(machine: Machine, space: AddressSpace) -> list[Any]:
     """Return ``tessera.memory.Watch`` objects observing or modifying data accesses.
 
     ``Watch(start, end, on_read=None, on_write=None)``: ``on_read(agent, address,
@@ -137,7 +137,7 @@ def tessera_memory_watches(machine: "Machine", space: "AddressSpace") -> list[An
 
 
 @hookspec
-def tessera_sync_event(machine: "Machine", event: Any) -> None:
+def tessera_sync_event(machine: Machine, event: Any) -> None:
     """Observe a synchronisation event (``tessera.sync.SyncEvent``).
 
     Kinds: ``wait`` (an agent parks), ``wake`` (an agent is woken), ``post``,
@@ -150,7 +150,7 @@ def tessera_sync_event(machine: "Machine", event: Any) -> None:
 
 
 @hookspec(firstresult=True)
-def tessera_timing_model(machine: "Machine", arch: "Architecture") -> Any:
+def tessera_timing_model(machine: Machine, arch: Architecture) -> Any:
     """Supply the timing model that owns the clock (first answer wins).
 
     The model needs ``cycles(ins) -> int`` (charged each time ``ins`` runs; called
@@ -164,7 +164,7 @@ def tessera_timing_model(machine: "Machine", arch: "Architecture") -> Any:
 
 
 @hookspec
-def tessera_machine_ready(machine: "Machine") -> None:
+def tessera_machine_ready(machine: Machine) -> None:
     """The machine is built, loaded and about to run for the first time.
 
     Good place to set registers or subscribe to things.  It is called again for a
@@ -174,10 +174,10 @@ def tessera_machine_ready(machine: "Machine") -> None:
 
 
 @hookspec
-def tessera_trap(machine: "Machine", agent: "Agent", trap: Any) -> None:
+def tessera_trap(machine: Machine, agent: Agent, trap: Any) -> None:
     """An agent raised an architectural trap (before the architecture takes it)."""
 
 
 @hookspec
-def tessera_run_finished(machine: "Machine", result: "RunResult") -> None:
+def tessera_run_finished(machine: Machine, result: RunResult) -> None:
     """A call to ``Machine.run`` ended (halt, stop condition, budget or error)."""

@@ -23,7 +23,7 @@ class RunProgress:
         self._task: Any = None
         self._t0 = 0.0
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         self._t0 = time.perf_counter()
         return self
 

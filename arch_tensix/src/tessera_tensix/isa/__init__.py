@@ -35,12 +35,12 @@ import importlib
 from typing import Any
 
 import attrs
-from tessera_tensix import rules
-from tessera_tensix.isa.sem import Reserved, Sem, refine
-from tessera_tensix.timing import timing_class
 
 from tessera.control import Trap
 from tessera.isa import Encoding, Field
+from tessera_tensix import rules
+from tessera_tensix.isa.sem import Reserved, Sem, refine
+from tessera_tensix.timing import timing_class
 
 __all__ = ["CHIPS", "ISSUE5", "RowInfo", "Tables", "row_info", "tables"]
 

@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tessera_tensix import rules
-
 from tessera.control import Trap
+from tessera_tensix import rules
 
 _loaded = False
 

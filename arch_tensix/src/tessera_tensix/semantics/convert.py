@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from tessera_tensix import lanes
 from tessera_tensix.semantics import op
 

@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 import numpy as np
+
 from tessera_tensix import addressing, lanes, rules
 from tessera_tensix.dest import (
     ADJ16,

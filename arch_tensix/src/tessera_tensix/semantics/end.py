@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera_tensix.semantics import op
-
 from tessera.control import Halt
+from tessera_tensix.semantics import op
 
 
 @op("END")

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from tessera_tensix import lanes
 from tessera_tensix.fma import fma_bh
 from tessera_tensix.semantics import op

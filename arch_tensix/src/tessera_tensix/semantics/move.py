@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from tessera_tensix import lanes, rules
 from tessera_tensix.semantics import op
 from tessera_tensix.semantics.convert import advance_prng

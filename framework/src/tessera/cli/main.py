@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> None:
         host = PluginHost(disabled=opts["--no-plugin"], only=opts["--only-plugin"] or None,
                           extra_modules=opts["--plugin-module"])
         add_plugin_commands(cli, host)
-        from tessera.cli.run import add_arch_flags, run as run_command
+        from tessera.cli.run import add_arch_flags
+        from tessera.cli.run import run as run_command
 
         add_arch_flags(run_command, [arch for arch, _ in host.architectures().values()])
         rv = cli.main(args=args, prog_name="tessera", standalone_mode=False,

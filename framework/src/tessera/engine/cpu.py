@@ -117,10 +117,10 @@ class CpuAgent(Agent):
                 raise
             except MemoryFault as fault:
                 self._commit(pc, cycles, k)
-                trap = self.arch.memory_trap(fault) if self.arch.memory_trap is not None else None
-                if trap is None:
+                mapped = self.arch.memory_trap(fault) if self.arch.memory_trap is not None else None
+                if mapped is None:
                     raise fault.with_context(agent=self.name, pc=pc) from None
-                self._take_trap(trap)
+                self._take_trap(mapped)
             except TesseraError as err:
                 self._commit(pc, cycles, k)
                 raise err.with_context(agent=self.name, pc=pc) from None

@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from tessera.errors import ConfigError, EncodeError
+from tessera.memory.regions import Endian
 
 #: Attribute names of :class:`~tessera.isa.instruction.Instruction` that a field may not use.
 RESERVED_FIELD_NAMES = frozenset(
@@ -341,7 +342,7 @@ class Architecture:
     fields: tuple[Field, ...]
     encodings: tuple[Encoding, ...]
     description: str = ""
-    endian: str = "little"
+    endian: Endian = "little"
     address_bits: int = 32
     memory_map: tuple[MemoryRegionSpec, ...] = ()
     timing: Mapping[str, int] = attrs.field(factory=lambda: {"default": 1})

@@ -36,6 +36,7 @@ class Disassembler:
     def operand(self, field: Field, value: int, address: int,
                 symbols: Mapping[int, str] | None = None) -> str:
         if field.kind == "reg":
+            assert field.regfile is not None  # Field refuses a reg field without a regfile
             names = self._files[field.regfile].names
             return names[value] if 0 <= value < len(names) else f"{field.regfile}?{value}"
         if field.kind == "pcrel":

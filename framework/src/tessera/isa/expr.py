@@ -85,6 +85,7 @@ def read_escape(text: str, pos: int) -> tuple[int, int]:
         return int(m.group(), 16), m.end()
     if c in "01234567":
         m = _OCT_ESCAPE.match(text, pos + 1)
+        assert m is not None  # text[pos + 1] is an octal digit, so the pattern matches
         value = int(m.group(), 8)
         if value > 255:
             raise ExpressionError(f"octal escape \\{m.group()} is larger than a byte", pos)
@@ -174,7 +175,7 @@ class _Evaluator:
         while True:
             op = self.peek_operator()
             prec = _BINARY.get(op or "", 0)
-            if prec < min_prec or not prec:
+            if op is None or prec < min_prec or not prec:
                 return lhs
             at = self.pos
             self.pos += len(op)
@@ -225,10 +226,10 @@ class _Evaluator:
                 if self.location is None:
                     raise self.fail("'.' (the current location) is not available here", start)
                 return self.location
-            value = self.symbols.get(name)
-            if value is None:
+            symbol = self.symbols.get(name)
+            if symbol is None:
                 raise UndefinedSymbol(name, start)
-            return value
+            return symbol
         raise self.fail("unmatched ')'" if c == ")" else f"unexpected {c!r}")
 
     def apply(self, op: str, a: int, b: int, at: int) -> int:

@@ -8,13 +8,19 @@ attributes (``ins.rd``), so semantic functions read them at attribute speed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tessera.isa.description import Encoding
+
+if TYPE_CHECKING:
+    from tessera.control import Trap
 
 
 class Instruction:
     """A word decoded at an address.  Operand fields are attributes of the object."""
+
+    #: What executing it raises; only the ILLEGAL instruction has it (see ``Decoder.illegal``).
+    trap: Trap
 
     def __init__(
         self, encoding: Encoding, word: int, address: int, size: int, operands: dict[str, int]

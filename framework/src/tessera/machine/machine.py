@@ -37,7 +37,7 @@ from tessera.errors import (
 from tessera.isa.decoder import Decoder
 from tessera.isa.description import Architecture
 from tessera.machine.clock import NominalTiming
-from tessera.memory.regions import Region
+from tessera.memory.regions import Endian, Region
 from tessera.memory.space import DEFAULT_MEMORY_CAP, AddressSpace, MemoryBudget
 from tessera.plugins import call_impl
 from tessera.sync import SyncObject
@@ -137,7 +137,7 @@ class Machine:
 
     # ------------------------------------------------------------------ building
 
-    def add_space(self, name: str, *, endian: str | None = None,
+    def add_space(self, name: str, *, endian: Endian | None = None,
                   address_bits: int | None = None) -> AddressSpace:
         if name in self.spaces:
             raise ConfigError(f"address space {name!r} already exists")
@@ -448,7 +448,7 @@ class Machine:
         return SNAPSHOT_MAGIC + payload
 
     @classmethod
-    def restore(cls, data: bytes, *, host: Any = None) -> "Machine":
+    def restore(cls, data: bytes, *, host: Any = None) -> Machine:
         """Rebuild a machine from :meth:`snapshot` bytes; ``host`` supplies the hooks."""
         if not data.startswith(SNAPSHOT_MAGIC):
             raise SnapshotError("not a Tessera snapshot (bad magic)")
@@ -469,7 +469,7 @@ class Machine:
             fh.write(self.snapshot())
 
     @classmethod
-    def load_snapshot(cls, path: str, *, host: Any = None) -> "Machine":
+    def load_snapshot(cls, path: str, *, host: Any = None) -> Machine:
         try:
             with open(path, "rb") as fh:
                 data = fh.read()

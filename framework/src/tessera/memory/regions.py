@@ -10,9 +10,12 @@ invalidates the decode caches (self-modifying code, loaders writing code at run 
 from __future__ import annotations
 
 import mmap
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from tessera.errors import ConfigError, MemoryFault
+
+#: Byte order of multi-byte values (the ``byteorder`` of ``int.to_bytes``/``int.from_bytes``).
+Endian = Literal["little", "big"]
 
 #: Granularity of code tracking for decode-cache invalidation.
 CODE_PAGE_BITS = 10
@@ -99,6 +102,10 @@ class Region:
     def write(self, offset: int, size: int, value: int) -> None:  # pragma: no cover
         raise NotImplementedError
 
+    def fetch(self, offset: int, size: int) -> int:  # pragma: no cover - abstract
+        """Read an instruction word (the address space has checked execute permission)."""
+        raise NotImplementedError
+
     def read_bytes(self, offset: int, n: int) -> bytes:
         raise self._fault("bulk read from", offset, n, "read")
 
@@ -121,7 +128,7 @@ class RAM(Region):
     cacheable = True
 
     def __init__(self, name: str, start: int, size: int, perms: str = "rwx",
-                 endian: str = "little", data: bytes | None = None) -> None:
+                 endian: Endian = "little", data: bytes | None = None) -> None:
         self.endian = endian
         self.data = _zeroed(size)
         super().__init__(name, start, size, perms)
@@ -193,7 +200,7 @@ class ROM(RAM):
     kind = "rom"
 
     def __init__(self, name: str, start: int, size: int, perms: str = "rx",
-                 endian: str = "little", data: bytes | None = None) -> None:
+                 endian: Endian = "little", data: bytes | None = None) -> None:
         if "w" in perms:
             raise ConfigError(f"ROM {name!r} cannot be writable")
         super().__init__(name, start, size, perms, endian, data)
@@ -290,7 +297,7 @@ class Watched(Region):
         return self.inner.read_bytes(offset, n)
 
     def write_bytes(self, offset: int, data: bytes) -> None:
-        self.inner.write_bytes(offset, data)  # type: ignore[attr-defined]
+        self.inner.write_bytes(offset, data)
 
     def poke(self, offset: int, data: bytes) -> None:
         self.inner.poke(offset, data)

@@ -12,7 +12,7 @@ import bisect
 from typing import Any
 
 from tessera.errors import ConfigError, MemoryFault
-from tessera.memory.regions import CODE_PAGE_BITS, MMIO, RAM, ROM, Region, Watched
+from tessera.memory.regions import CODE_PAGE_BITS, MMIO, RAM, ROM, Endian, Region, Watched
 
 #: Default cap on the bytes of RAM and ROM one machine may allocate.
 DEFAULT_MEMORY_CAP = 1 << 30
@@ -41,7 +41,7 @@ class MemoryBudget:
 class AddressSpace:
     """Regions reachable through one set of addresses (``address_bits`` wide)."""
 
-    def __init__(self, name: str = "main", *, endian: str = "little", address_bits: int = 32,
+    def __init__(self, name: str = "main", *, endian: Endian = "little", address_bits: int = 32,
                  budget: MemoryBudget | None = None) -> None:
         self.name = name
         self.endian = endian
@@ -150,7 +150,7 @@ class AddressSpace:
         if not r.executable:
             raise MemoryFault(f"instruction fetch from non-executable region {r.name!r}",
                               address=address, access="fetch", size=size)
-        return r.fetch(address - r.start, size), r  # type: ignore[attr-defined]
+        return r.fetch(address - r.start, size), r
 
     def read_bytes(self, address: int, n: int) -> bytes:
         """Bulk read (may span adjacent regions)."""
@@ -173,7 +173,7 @@ class AddressSpace:
             if force:
                 r.poke(address - r.start, chunk)
             else:
-                r.write_bytes(address - r.start, chunk)  # type: ignore[attr-defined]
+                r.write_bytes(address - r.start, chunk)
             address += take
             view = view[take:]
 
@@ -189,7 +189,7 @@ class AddressSpace:
 
     # ------------------------------------------------------------------ decode caches
 
-    def decode_cache(self, key: Any) -> "DecodeCache":
+    def decode_cache(self, key: Any) -> DecodeCache:
         cache = self._caches.get(key)
         if cache is None:
             cache = self._caches[key] = DecodeCache()

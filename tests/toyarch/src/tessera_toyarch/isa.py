@@ -13,7 +13,6 @@ from __future__ import annotations
 from tessera.control import Trap
 from tessera.errors import MemoryFault
 from tessera.isa import Architecture, Encoding, Example, Field, MemoryRegionSpec, RegisterFile
-
 from tessera_toyarch import semantics as s
 from tessera_toyarch.board import build
 

@@ -117,6 +117,7 @@ class Assembler(BuiltinDirectives):
         other spellings (``#imm``, ``%reg`` …).
         """
         if field.kind == "reg":
+            assert field.regfile is not None  # Field refuses a reg field without a regfile
             regs = self._files[field.regfile]
             index = regs.index(text)
             if index is None:
@@ -206,9 +207,13 @@ class Assembler(BuiltinDirectives):
             self._statement(stmt, state, 0)
         return state
 
-    def _resolve(self, layout: _Pass) -> dict[str, int]:
-        """Values for the final pass: layout symbols plus assignments that referred forward."""
-        table = {k: v for k, v in layout.values.items() if v is not None}
+    def _resolve(self, layout: _Pass) -> dict[str, int | None]:
+        """Values for the final pass: layout symbols plus assignments that referred forward.
+
+        Every value is evaluated (none is ``None``); the type is the one the passes'
+        symbol lookup (a ``ChainMap`` over ``_Pass.values``) needs.
+        """
+        table: dict[str, int | None] = {k: v for k, v in layout.values.items() if v is not None}
         pending = list(layout.deferred)
         progress = True
         while pending and progress:
@@ -285,6 +290,7 @@ class Assembler(BuiltinDirectives):
                 return
             if best is None or score > best[0]:
                 best = (score, error)
+        assert best is not None  # candidates is not empty and every one failed
         score, error = best
         if score[0] == 0 and len(candidates) > 1:  # no form had the right shape: list them all
             shapes = " or ".join(repr(c.form.shape) for c in candidates[:4])
@@ -320,7 +326,9 @@ class Assembler(BuiltinDirectives):
                 return 0, (1, k), exc
             where[name] = start
         if variant.omitted is not None:
-            values[variant.omitted] = self._fields[variant.omitted].default
+            default = self._fields[variant.omitted].default
+            assert default is not None  # Architecture refuses an optional operand without one
+            values[variant.omitted] = default
             where[variant.omitted] = len(ctx.args)
         fields = [self._fields[name] for name in where]
         for k, field in enumerate(fields):

@@ -121,16 +121,17 @@ class FormTable:
         if forms:
             return [Candidate(f, self._default_suffix(f.encoding)) for f in forms]
         base, dot, suffix = name.rpartition(".")
-        forms = [f for f in self.forms.get(base, ()) if f.encoding.suffix] if dot else []
-        if not forms:
+        # the base's forms written with a suffix, each with the name of its suffix field
+        suffixed = [(f, s) for f in self.forms.get(base, ()) if (s := f.encoding.suffix)] if dot else []
+        if not suffixed:
             return []
         out = []
-        for form in forms:
-            value = _enum_value(self._fields[form.encoding.suffix], suffix)
+        for form, field in suffixed:
+            value = _enum_value(self._fields[field], suffix)
             if value is not None:
-                out.append(Candidate(form, {form.encoding.suffix: value}, len(base)))
+                out.append(Candidate(form, {field: value}, len(base)))
         if not out:
-            names = dict.fromkeys(n for f in forms for n in self._fields[f.encoding.suffix].names)
+            names = dict.fromkeys(n for _, field in suffixed for n in self._fields[field].names)
             raise UnknownSuffix(f"unknown suffix '.{suffix}' for {base} "
                                 f"(expected one of: {', '.join(names)})", len(base))
         return out

@@ -53,7 +53,7 @@ class _Pass:
     """Everything one walk over the statements builds: sections, symbols, output."""
 
     def __init__(self, asm: Assembler, *, final: bool, base: int,
-                 origins: Mapping[str, int], known: Mapping[str, int]) -> None:
+                 origins: Mapping[str, int], known: dict[str, int | None]) -> None:
         self.asm, self.final, self.base = asm, final, base
         self.origins = origins          # floating-section origins to use
         self.used: dict[str, int] = {}  # floating-section origins actually used

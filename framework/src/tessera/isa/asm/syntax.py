@@ -181,7 +181,7 @@ def _match_template(parts: tuple[tuple[str, str], ...],
         furthest = max(furthest, i)
         if (k, i) in failed:
             return None
-        result = None
+        result: list[tuple[int, int]] | None = None
         if k == len(parts):
             j = _skip_space(text, i)
             furthest = max(furthest, j)
