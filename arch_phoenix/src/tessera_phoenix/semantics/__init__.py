@@ -8,31 +8,13 @@ and the semantics can be read (and grown) separately.  Signature:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from tessera.isa.registry import SemanticsRegistry
 
-REGISTRY: dict[str, Callable[[Any, Any], Any]] = {}
-
-
-def op(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a semantic function under one or more operation names."""
-
-    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        for name in names:
-            if name in REGISTRY:
-                raise ValueError(f"semantics for {name!r} defined twice")
-            REGISTRY[name] = fn
-        return fn
-
-    return deco
+REGISTRY = SemanticsRegistry(__name__, __path__, skip=('lanes',))
+#: decorator: ``@op("name")`` registers a semantic function
+op = REGISTRY.op
 
 
-def load_all() -> dict[str, Callable[[Any, Any], Any]]:
+def load_all() -> SemanticsRegistry:
     """Import every semantics module (they register themselves) and return the registry."""
-    import importlib
-    import pkgutil
-
-    for info in pkgutil.iter_modules(__path__):
-        if info.name != "lanes":
-            importlib.import_module(f"{__name__}.{info.name}")
-    return REGISTRY
+    return REGISTRY.load_all()
