@@ -38,7 +38,7 @@ class SemanticsRegistry(dict[str, Semantics]):
 
         return deco
 
-    def load_all(self) -> "SemanticsRegistry":
+    def load_all(self) -> SemanticsRegistry:
         """Import every module of the package (they register themselves); return self."""
         for info in pkgutil.iter_modules(self.path):
             if info.name not in self.skip:
