@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from tessera_tensix import lanes, rules
-from tessera_tensix.fma import fma_bh
+from tessera_tensix.fma import addi_lreg, fma_bh, mad_lreg
 from tessera_tensix.semantics import op
 from tessera_tensix.semantics.convert import is_wormhole
 
@@ -33,6 +33,7 @@ ONE = 0x3F80_0000
 SIGN = 0x8000_0000
 _IDX_CACHE = "_tx_mad"
 _ADDI_CACHE = "_tx_addi"
+_FAST_CACHE = "_tx_mad_fast"
 _SIGN_ROW = np.full(lanes.LANES, SIGN, dtype=U32)
 _SIGN_ROW.setflags(write=False)
 
@@ -79,9 +80,28 @@ def read_abc(sfpu: Any, idx: np.ndarray, mod1: int) -> np.ndarray:
     return xyz
 
 
+def _fast_fields(thread: Any, ins: Any) -> tuple[int, ...] | tuple[()]:
+    """(VA, VB, VC, VD, sign mask of a, sign mask of c) when the instruction writes
+    LReg[VD < 8] directly (no INDIRECT_VA / INDIRECT_VD), else ()."""
+    idx, vd, mod1, _neg = ins.__dict__.get(_IDX_CACHE) or _mad_fields(thread, ins)
+    fast: tuple[int, ...] | tuple[()] = ()
+    if not mod1 & 12 and vd < 8:
+        va, vb, vc = (int(i) for i in idx)
+        fast = (va, vb, vc, vd, SIGN if mod1 & 1 else 0, SIGN if mod1 & 2 else 0)
+    ins.__dict__[_FAST_CACHE] = fast
+    return fast
+
+
 @op("SFPMAD", "SFPADD", "SFPMUL")
 def sfpmad(thread: Any, ins: Any) -> None:
     """d = FMA_BH(±a·b, ±c) (§4.1).  SFPADD and SFPMUL are the same operation."""
+    fast = ins.__dict__.get(_FAST_CACHE)
+    if fast is None:
+        fast = _fast_fields(thread, ins)
+    if fast:
+        sfpu = thread.core.sfpu
+        mad_lreg(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, *fast)
+        return
     fields = ins.__dict__.get(_IDX_CACHE) or _mad_fields(thread, ins)
     idx, vd, mod1, neg = fields
     w = lanes.guard_vd(thread, ins, vd, source=bool(mod1 & 8))
@@ -119,6 +139,12 @@ def _addi_fields(ins: Any) -> tuple[Any, ...]:
 def sfpaddi(thread: Any, ins: Any) -> None:
     """SFPADDI: imm·1.0 + c; SFPMULI: imm·c + (+0); c = ±LReg[VD] (Mod1 bit1 NEGATE_VC)."""
     vd, mod1, xyz, row = ins.__dict__.get(_ADDI_CACHE) or _addi_fields(ins)
+    if vd < 8 and not mod1 & 8:                       # LReg[vd] written directly
+        sfpu = thread.core.sfpu
+        addi_lreg(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, vd,
+                  ((ins.word >> 8) & 0xFFFF) << 16, SIGN if mod1 & 2 else 0,
+                  ins.word >> 24 == 0x75)
+        return
     w = lanes.guard_vd(thread, ins, vd, source=bool(mod1 & 8))
     if w is None:
         return
