@@ -17,9 +17,10 @@ Inputs are the values *after* the instruction's negate bits were applied.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, typeof
 
 _I64 = np.int64
 _U32 = np.uint32
@@ -192,6 +193,42 @@ def mad_lreg(lreg: np.ndarray, lane_flags: np.ndarray, use_lane_flags: np.ndarra
         lreg[vd, i] = _fma1(x, np.int64(lreg[vb, i]), z)
 
 
+def compiled_entry(dispatcher: Any, *example: Any) -> Any:
+    """The compiled entry point of numba ``dispatcher`` for the exact types of ``example``
+    (compiled now, or loaded from the cache).  Calling it skips numba's per-call type
+    dispatch (about 100 ns an argument); callers must pass arguments of exactly those
+    types (dtype, dimensions, layout, read-only-ness), which the fixed-type SFPU state
+    arrays do."""
+    sig = tuple(typeof(a) for a in example)
+    dispatcher.compile(sig)
+    try:  # numba internals: stable for years, but fall back to the checked path if they move
+        return dispatcher.overloads[sig].entry_point
+    except (AttributeError, KeyError, TypeError):
+        return dispatcher
+
+
+@njit(cache=True)
+def mad_lreg_code(lreg: np.ndarray, lane_flags: np.ndarray, use_lane_flags: np.ndarray,
+                  lane_config: np.ndarray, code: int) -> None:
+    """:func:`mad_lreg` with its register fields packed into one int (fewer arguments to
+    dispatch): ``va | vb << 4 | vc << 8 | vd << 12``, bit 16 negates x, bit 17 negates z."""
+    va = code & 15
+    vb = (code >> 4) & 15
+    vc = (code >> 8) & 15
+    vd = (code >> 12) & 15
+    neg_x = ((code >> 16) & 1) << 31
+    neg_z = ((code >> 17) & 1) << 31
+    n = lreg.shape[1]
+    for i in range(n):
+        if use_lane_flags[i] and not lane_flags[i]:
+            continue
+        if (lane_config[i & 7] >> ((i >> 3) + 12)) & 1:
+            continue
+        x = np.int64(lreg[va, i]) ^ neg_x
+        z = np.int64(lreg[vc, i]) ^ neg_z
+        lreg[vd, i] = _fma1(x, np.int64(lreg[vb, i]), z)
+
+
 @njit(cache=True)
 def addi_lreg(lreg: np.ndarray, lane_flags: np.ndarray, use_lane_flags: np.ndarray,
               lane_config: np.ndarray, vd: int, imm: int, neg_c: int, addi: bool) -> None:
@@ -208,3 +245,14 @@ def addi_lreg(lreg: np.ndarray, lane_flags: np.ndarray, use_lane_flags: np.ndarr
             lreg[vd, i] = _fma1(imm, 0x3F80_0000, c)
         else:
             lreg[vd, i] = _fma1(imm, c, 0)
+
+
+#: :func:`mad_lreg_code` for the SFPU state arrays (uint32 (17, 32) LRegs, bool (32,)
+#: LaneFlags / UseLaneFlags, uint32 (32,) LaneConfig), without per-call type dispatch.
+mad_lreg_code_direct = compiled_entry(
+    mad_lreg_code, np.zeros((17, 32), dtype=_U32), np.zeros(32, dtype=np.bool_),
+    np.zeros(32, dtype=np.bool_), np.zeros(32, dtype=_U32), 0)
+#: :func:`addi_lreg` for the SFPU state arrays, without per-call type dispatch.
+addi_lreg_direct = compiled_entry(
+    addi_lreg, np.zeros((17, 32), dtype=_U32), np.zeros(32, dtype=np.bool_),
+    np.zeros(32, dtype=np.bool_), np.zeros(32, dtype=_U32), 0, 0, 0, True)

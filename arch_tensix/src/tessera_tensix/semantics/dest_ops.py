@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from tessera_tensix import addressing, lanes, rules
 from tessera_tensix.dest import (
@@ -43,6 +44,7 @@ from tessera_tensix.dest import (
     store_fp16_table,
     unshuffle_hi_table,
 )
+from tessera_tensix.fma import compiled_entry
 from tessera_tensix.semantics import op
 
 U32 = np.uint32
@@ -111,6 +113,113 @@ def _colx(sfpu: Any, bit: int) -> int:
     return int(np.packbits(((lc >> U32(bit)) & U32(1)).astype(np.uint8), bitorder="little")[0])
 
 
+# ------------------------------------------------------------------- compiled fast paths
+# The common SFPLOAD / SFPSTORE: no LaneConfig bit set in any lane (so no column
+# exchange, no BLOCK_* bits, no index capture, no FP16A_INF), every Dest row defined,
+# not INT32_ALL.  EN(L) is then LaneFlags[L] if UseLaneFlags[L] else true.  Lane L
+# touches Row (addr & 0x3FC) + (L >> 3), Column (L & 7) * 2 + ((addr >> 1) & 1), as
+# :func:`tessera_tensix.dest.lane_cells` with colx = 0.
+_ADJ16_ROWS = tuple(np.ascontiguousarray(ADJ16[m]) for m in (0, 1))
+_ADJ32_ROWS = tuple(np.ascontiguousarray(ADJ32[m][s]) for m in (0, 1) for s in (0, 1))
+
+
+@njit(cache=True)
+def _load32_fast(flat: np.ndarray, adj: np.ndarray, hi_table: np.ndarray, lreg: np.ndarray,
+                 lane_flags: np.ndarray, use_lane_flags: np.ndarray, addr: int, vd: int) -> None:
+    base = addr & 0x3FC
+    odd = (addr >> 1) & 1
+    for i in range(lreg.shape[1]):
+        if use_lane_flags[i] and not lane_flags[i]:
+            continue
+        p = np.int64(adj[base + (i >> 3)]) * 16 + (i & 7) * 2 + odd
+        lreg[vd, i] = np.uint32(hi_table[flat[p]]) | np.uint32(flat[p + 128])
+
+
+@njit(cache=True)
+def _load16_fast(flat: np.ndarray, adj: np.ndarray, table: np.ndarray, lreg: np.ndarray,
+                 lane_flags: np.ndarray, use_lane_flags: np.ndarray, addr: int, vd: int) -> None:
+    base = addr & 0x3FC
+    odd = (addr >> 1) & 1
+    for i in range(lreg.shape[1]):
+        if use_lane_flags[i] and not lane_flags[i]:
+            continue
+        p = np.int64(adj[base + (i >> 3)]) * 16 + (i & 7) * 2 + odd
+        lreg[vd, i] = table[flat[p]]
+
+
+@njit(cache=True)
+def _store32_fast(flat: np.ndarray, adj: np.ndarray, hi_table: np.ndarray, lo_table: np.ndarray,
+                  flush: bool, lreg: np.ndarray, lane_flags: np.ndarray,
+                  use_lane_flags: np.ndarray, addr: int, vd: int) -> None:
+    base = addr & 0x3FC
+    odd = (addr >> 1) & 1
+    for i in range(lreg.shape[1]):
+        if use_lane_flags[i] and not lane_flags[i]:
+            continue
+        p = np.int64(adj[base + (i >> 3)]) * 16 + (i & 7) * 2 + odd
+        x = lreg[vd, i]
+        top = x >> 16
+        low = np.uint16(x & 0xFFFF)
+        flat[p] = hi_table[top]
+        flat[p + 128] = (low & lo_table[top]) if flush else low
+
+
+@njit(cache=True)
+def _store16_fast(flat: np.ndarray, adj: np.ndarray, table: np.ndarray, shift: int,
+                  lreg: np.ndarray, lane_flags: np.ndarray, use_lane_flags: np.ndarray,
+                  addr: int, vd: int) -> None:
+    base = addr & 0x3FC
+    odd = (addr >> 1) & 1
+    for i in range(lreg.shape[1]):
+        if use_lane_flags[i] and not lane_flags[i]:
+            continue
+        p = np.int64(adj[base + (i >> 3)]) * 16 + (i & 7) * 2 + odd
+        flat[p] = table[lreg[vd, i] >> shift]
+
+
+_FLAT = np.zeros(1024 * COLS, dtype=np.uint16)         # example argument types (Dest.flat,
+_LREG = np.zeros((17, lanes.LANES), dtype=U32)         # SFPU LRegs, LaneFlags)
+_FLAGS = np.zeros(lanes.LANES, dtype=bool)
+
+_LOAD_FAST: dict[tuple[int, bool], tuple[Any, ...] | None] = {}
+_STORE_FAST: dict[tuple[int, bool], tuple[Any, ...] | None] = {}
+
+
+def _load_fast(mod0: int, wh: bool) -> tuple[Any, ...] | None:
+    """(kernel entry, table, 32-bit?) of the compiled SFPLOAD path for ``mod0``, or None (general code)."""
+    key = (mod0, wh)
+    if key not in _LOAD_FAST:
+        entry: tuple[Any, ...] | None = None
+        if mod0 in (3, 4) or (mod0 == 12 and not wh):
+            t = unshuffle_hi_table()
+            entry = (compiled_entry(_load32_fast, _FLAT, _ADJ32_ROWS[0], t, _LREG, _FLAGS, _FLAGS,
+                                    0, 0), t, True)
+        elif mod0 in (1, 2, 5, 6, 7, 8, 9, 13):
+            t = load_table(mod0, False, wh and mod0 in (5, 13))
+            entry = (compiled_entry(_load16_fast, _FLAT, _ADJ16_ROWS[0], t, _LREG, _FLAGS, _FLAGS,
+                                    0, 0), t, False)
+        _LOAD_FAST[key] = entry
+    return _LOAD_FAST[key]
+
+
+def _store_fast(mod0: int, wh: bool) -> tuple[Any, ...] | None:
+    """(kernel entry, table, table or shift, flush, 32-bit?) of the compiled SFPSTORE path for ``mod0``, or None."""
+    key = (mod0, wh)
+    if key not in _STORE_FAST:
+        entry: tuple[Any, ...] | None = None
+        if mod0 in (3, 4) or (mod0 == 12 and not wh):
+            flush = mod0 == 3 and not wh                  # BH FP32: flush denormals
+            t, lo = shuffle_hi_table(flush), flush_lo16_table()
+            entry = (compiled_entry(_store32_fast, _FLAT, _ADJ32_ROWS[0], t, lo, flush, _LREG,
+                                    _FLAGS, _FLAGS, 0, 0), t, lo, flush, True)
+        elif mod0 in (1, 2):
+            t, shift = (store_fp16_table(), 13) if mod0 == 1 else (shuffle_hi_table(True), 16)
+            entry = (compiled_entry(_store16_fast, _FLAT, _ADJ16_ROWS[0], t, shift, _LREG,
+                                    _FLAGS, _FLAGS, 0, 0), t, shift, False)
+        _STORE_FAST[key] = entry
+    return _STORE_FAST[key]
+
+
 # ------------------------------------------------------------------------------ SFPLOAD
 @op("SFPLOAD")
 def sfpload(thread: Any, ins: Any) -> None:
@@ -139,6 +248,22 @@ def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: i
     if mod0 == 0:
         mod0 = resolve_srcb(thread, store=False, wh=wh)
     addr = addressing.sfpu_address(thread, imm10, int32_all=mod0 == INT32_ALL, load=True, wh=wh)
+    if write and vd < 8 and core.dest.all_valid and not lanes.configured(sfpu):
+        fast = _LOAD_FAST.get((mod0, wh))
+        if fast is None:
+            fast = _load_fast(mod0, wh)
+        if fast is not None:
+            c = core.cfg.fields
+            remap = 1 if c.get("DEST_ACCESS_CFG_remap_addrs", 0) else 0
+            if fast[2]:
+                adj = _ADJ32_ROWS[2 * remap + (1 if c.get("DEST_ACCESS_CFG_swizzle_32b", 0) else 0)]
+            else:
+                adj = _ADJ16_ROWS[remap]
+            fast[0](core.dest.flat, adj, fast[1], sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags,
+                    addr, vd)
+            if apply_addr_mod:
+                addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
+            return
     if write and vd < 8:
         configured = lanes.configured(sfpu)
         mask = _lane_mask(sfpu, mod0, _RD_BLOCK, configured)
@@ -225,6 +350,23 @@ def sfpu_store(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: 
     if mod0 == 0:
         mod0 = resolve_srcb(thread, store=True, wh=wh)
     addr = addressing.sfpu_address(thread, imm10, int32_all=mod0 == INT32_ALL, load=False, wh=wh)
+    if (vd < 12 or vd == 16) and core.dest.all_valid and not lanes.configured(sfpu):
+        fast = _STORE_FAST.get((mod0, wh))
+        if fast is None:
+            fast = _store_fast(mod0, wh)
+        if fast is not None:
+            c = core.cfg.fields
+            remap = 1 if c.get("DEST_ACCESS_CFG_remap_addrs", 0) else 0
+            if fast[-1]:
+                adj = _ADJ32_ROWS[2 * remap + (1 if c.get("DEST_ACCESS_CFG_swizzle_32b", 0) else 0)]
+                fast[0](core.dest.flat, adj, fast[1], fast[2], fast[3], sfpu.lreg,
+                        sfpu.lane_flags, sfpu.use_lane_flags, addr, vd)
+            else:
+                fast[0](core.dest.flat, _ADJ16_ROWS[remap], fast[1], fast[2], sfpu.lreg,
+                        sfpu.lane_flags, sfpu.use_lane_flags, addr, vd)
+            if apply_addr_mod:
+                addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
+            return
     configured = lanes.configured(sfpu)
     mask = _lane_mask(sfpu, mod0, _WR_BLOCK, configured, wh_store=wh)
     if 12 <= vd < 16:                                    # only lanes whose backdoor is disabled store

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from tessera_tensix import lanes, rules
-from tessera_tensix.fma import addi_lreg, fma_bh, mad_lreg
+from tessera_tensix.fma import addi_lreg_direct, fma_bh, mad_lreg_code_direct
 from tessera_tensix.semantics import op
 from tessera_tensix.semantics.convert import is_wormhole
 
@@ -80,14 +80,15 @@ def read_abc(sfpu: Any, idx: np.ndarray, mod1: int) -> np.ndarray:
     return xyz
 
 
-def _fast_fields(thread: Any, ins: Any) -> tuple[int, ...] | tuple[()]:
-    """(VA, VB, VC, VD, sign mask of a, sign mask of c) when the instruction writes
-    LReg[VD < 8] directly (no INDIRECT_VA / INDIRECT_VD), else ()."""
+def _fast_fields(thread: Any, ins: Any) -> int:
+    """The packed field code of :func:`tessera_tensix.fma.mad_lreg_code` (VA, VB, VC,
+    VD, negate a, negate c) when the instruction writes LReg[VD < 8] directly (no
+    INDIRECT_VA / INDIRECT_VD), else -1."""
     idx, vd, mod1, _neg = ins.__dict__.get(_IDX_CACHE) or _mad_fields(thread, ins)
-    fast: tuple[int, ...] | tuple[()] = ()
+    fast = -1
     if not mod1 & 12 and vd < 8:
         va, vb, vc = (int(i) for i in idx)
-        fast = (va, vb, vc, vd, SIGN if mod1 & 1 else 0, SIGN if mod1 & 2 else 0)
+        fast = va | vb << 4 | vc << 8 | vd << 12 | (mod1 & 3) << 16
     ins.__dict__[_FAST_CACHE] = fast
     return fast
 
@@ -98,9 +99,9 @@ def sfpmad(thread: Any, ins: Any) -> None:
     fast = ins.__dict__.get(_FAST_CACHE)
     if fast is None:
         fast = _fast_fields(thread, ins)
-    if fast:
+    if fast >= 0:
         sfpu = thread.core.sfpu
-        mad_lreg(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, *fast)
+        mad_lreg_code_direct(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, fast)
         return
     fields = ins.__dict__.get(_IDX_CACHE) or _mad_fields(thread, ins)
     idx, vd, mod1, neg = fields
@@ -141,7 +142,7 @@ def sfpaddi(thread: Any, ins: Any) -> None:
     vd, mod1, xyz, row = ins.__dict__.get(_ADDI_CACHE) or _addi_fields(ins)
     if vd < 8 and not mod1 & 8:                       # LReg[vd] written directly
         sfpu = thread.core.sfpu
-        addi_lreg(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, vd,
+        addi_lreg_direct(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, vd,
                   ((ins.word >> 8) & 0xFFFF) << 16, SIGN if mod1 & 2 else 0,
                   ins.word >> 24 == 0x75)
         return
