@@ -5,9 +5,9 @@ Two implementations of the same function on FP32 bit patterns:
 
 * :func:`fma_bh_exact` — the step list of §4.2 transcribed literally onto int64 numpy
   arrays (any shape).  It is the reference the tests compare against.
-* :func:`fma_bh` / :func:`mad_lreg` / :func:`addi_lreg` — the hot path: the same steps
+* :func:`fma_bh` / :func:`mad_lreg_code` / :func:`addi_lreg` — the hot path: the same steps
   as a per-lane loop compiled by numba (``cache=True``: the first process compiles in
-  about a second, later ones load the cache).  ``mad_lreg`` and ``addi_lreg`` read and
+  about a second, later ones load the cache).  ``mad_lreg_code`` and ``addi_lreg`` read and
   write the LReg rows in place, applying EN(L) (§3.2), for the common SFPMAD / SFPADDI
   forms (no INDIRECT_VA / INDIRECT_VD, VD < 8).
 
@@ -175,24 +175,6 @@ def fma_bh(xyz: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
-def mad_lreg(lreg: np.ndarray, lane_flags: np.ndarray, use_lane_flags: np.ndarray,
-             lane_config: np.ndarray, va: int, vb: int, vc: int, vd: int,
-             neg_x: int, neg_z: int) -> None:
-    """The common SFPMAD: LReg[vd][L] = FMA_BH(LReg[va] ^ neg_x, LReg[vb], LReg[vc] ^ neg_z)
-    in the enabled lanes (EN(L) of §3.2: LaneFlags if UseLaneFlags, and not switched off
-    by LaneConfig[L & 7].ROW_MASK bit L >> 3).  No INDIRECT_VA / INDIRECT_VD."""
-    n = lreg.shape[1]
-    for i in range(n):
-        if use_lane_flags[i] and not lane_flags[i]:
-            continue
-        if (lane_config[i & 7] >> ((i >> 3) + 12)) & 1:
-            continue
-        x = np.int64(lreg[va, i]) ^ neg_x
-        z = np.int64(lreg[vc, i]) ^ neg_z
-        lreg[vd, i] = _fma1(x, np.int64(lreg[vb, i]), z)
-
-
 def compiled_entry(dispatcher: Any, *example: Any) -> Any:
     """The compiled entry point of numba ``dispatcher`` for the exact types of ``example``
     (compiled now, or loaded from the cache).  Calling it skips numba's per-call type
@@ -210,8 +192,11 @@ def compiled_entry(dispatcher: Any, *example: Any) -> Any:
 @njit(cache=True)
 def mad_lreg_code(lreg: np.ndarray, lane_flags: np.ndarray, use_lane_flags: np.ndarray,
                   lane_config: np.ndarray, code: int) -> None:
-    """:func:`mad_lreg` with its register fields packed into one int (fewer arguments to
-    dispatch): ``va | vb << 4 | vc << 8 | vd << 12``, bit 16 negates x, bit 17 negates z."""
+    """The common SFPMAD: LReg[vd][L] = FMA_BH(LReg[va] ^ neg_x, LReg[vb], LReg[vc] ^ neg_z)
+    in the enabled lanes (EN(L) of §3.2: LaneFlags if UseLaneFlags, and not switched off
+    by LaneConfig[L & 7].ROW_MASK bit L >> 3).  No INDIRECT_VA / INDIRECT_VD.  The
+    register fields come packed into one int (fewer arguments to dispatch):
+    ``va | vb << 4 | vc << 8 | vd << 12``, bit 16 negates x, bit 17 negates z."""
     va = code & 15
     vb = (code >> 4) & 15
     vc = (code >> 8) & 15
@@ -233,7 +218,7 @@ def mad_lreg_code(lreg: np.ndarray, lane_flags: np.ndarray, use_lane_flags: np.n
 def addi_lreg(lreg: np.ndarray, lane_flags: np.ndarray, use_lane_flags: np.ndarray,
               lane_config: np.ndarray, vd: int, imm: int, neg_c: int, addi: bool) -> None:
     """The common SFPADDI / SFPMULI with c = LReg[vd] ^ neg_c, in the enabled lanes (as
-    :func:`mad_lreg`): SFPADDI FMA_BH(imm, 1.0, c), SFPMULI FMA_BH(imm, c, +0)."""
+    :func:`mad_lreg_code`): SFPADDI FMA_BH(imm, 1.0, c), SFPMULI FMA_BH(imm, c, +0)."""
     n = lreg.shape[1]
     for i in range(n):
         if use_lane_flags[i] and not lane_flags[i]:
