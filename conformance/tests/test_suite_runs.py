@@ -12,7 +12,7 @@ import sys
 from suite_support import QUICK, suite_env
 
 ARCH_CHECKS = {"architecture", "round-trip", "random-words", "random-programs", "examples", "cases",
-               "determinism", "snapshot", "budget", "memory-fault", "execute-hooks", "memory-hooks",
+               "determinism", "snapshot", "engine-equivalence", "budget", "memory-fault", "execute-hooks", "memory-hooks",
                "timing", "deadlock"}
 
 

@@ -9,7 +9,7 @@ from tessera.version import __version__
 from tessera_toyarch import TOY
 
 TOY_VERSION = md.version("tessera-toyarch")
-BUILTIN_COMMANDS = ("run", "resume", "asm", "disasm", "plugins", "archs", "demo")
+BUILTIN_COMMANDS = ("run", "resume", "asm", "disasm", "plugins", "archs", "demo", "bench")
 
 
 def test_help_lists_every_command_and_the_plugin_options(tessera):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter as Tally
 from typing import Any
@@ -21,7 +22,7 @@ from tessera.errors import (
 )
 from tessera.machine import Machine, NominalTiming
 from tessera.sync import Semaphore
-from tessera_conformance.probes import Recorder, Watcher, chunk_digests, unwatched_changes
+from tessera_conformance.probes import Observer, Recorder, Watcher, chunk_digests, unwatched_changes
 from tessera_conformance.programs import check_expectations, run
 from tessera_conformance.runs import (
     RECORDER,
@@ -121,6 +122,56 @@ def test_snapshot(program_target, conformance_suite):
         a = state_of(restored)
         _fail(f"{program.label()}: restored at step {half}, the final state differs "
               f"({state_difference(ref.state, a) if a != ref.state else 'memory differs'})")
+
+
+def test_engine_equivalence(program_target, conformance_suite):
+    """The fast engine (translated blocks) and the step engine give identical runs.
+
+    Each engine runs the program twice over — once straight through, once cut by a
+    step budget at a third and two thirds — with an observer probe (which keeps
+    blocks), and the outcomes, retirement sequences (traps and waits included) and
+    final state hashes must be equal.
+    """
+    suite, program = conformance_suite, program_target.payload
+    ref = _reference(suite, program)
+    cuts = sorted({c for c in (ref.steps // 3, 2 * ref.steps // 3) if c > 0})
+    seen: dict[str, Any] = {}
+    hot = os.environ.get("TESSERA_BLOCK_HOT")
+    os.environ["TESSERA_BLOCK_HOT"] = "2"  # translate even short loops: compare blocks, not stepping
+    try:
+        _run_both_engines(suite, program, cuts, seen)
+    finally:
+        if hot is None:
+            os.environ.pop("TESSERA_BLOCK_HOT", None)
+        else:
+            os.environ["TESSERA_BLOCK_HOT"] = hot
+    for (step, fast), how in zip(zip(seen["step"], seen["fast"], strict=True),
+                                 ("straight through", f"cut at steps {cuts}"), strict=True):
+        if step[0] != fast[0]:
+            _fail(f"{program.label()} ({how}): the step engine ended with {step[0]}, the fast engine "
+                  f"with {fast[0]}")
+        if step[1] != fast[1]:
+            _fail(f"{program.label()} ({how}): retirements differ ({first_difference(step[1], fast[1])})")
+        if step[2] != fast[2]:
+            _fail(f"{program.label()} ({how}): the final states differ "
+                  f"({state_difference(step[3], fast[3]) if step[3] != fast[3] else 'memory differs'})")
+
+
+def _run_both_engines(suite: Any, program: Any, cuts: list[int], seen: dict[str, Any]) -> None:
+    for engine in ("step", "fast"):
+        runs = []
+        for plan in ((), tuple(cuts)):
+            log: list[tuple[Any, ...]] = []
+            machine = build(suite, program, ("conformance-observer", Observer(log)))
+            machine.set_engine(engine)
+            done, outcomes = 0, []
+            for cut in plan:
+                outcomes.append(run(machine, cut - done).signature())
+                done = cut
+            total = None if program.max_steps is None else program.max_steps - done
+            outcomes.append(run(machine, total).signature())
+            runs.append((outcomes, log, machine.state_hash(), state_of(machine)))
+        seen[engine] = runs
 
 
 # --------------------------------------------------------------------------- hooks

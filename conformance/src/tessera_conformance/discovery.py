@@ -49,6 +49,7 @@ CHECKS = {
     "cases": "each conformance case gives the expected final state or output",
     "determinism": "running a program twice gives the same state hash and instruction trace",
     "snapshot": "snapshot mid-run + restore + continue equals the uninterrupted run",
+    "engine-equivalence": "the fast and step engines give the same outcome, state and retirements",
     "budget": "step, cycle and time budgets stop runs exactly; the machine can continue",
     "memory-fault": "faulting accesses carry the address and the agent",
     "execute-hooks": "execute callbacks fire once per instruction; unsubscribed ones never",

@@ -10,7 +10,8 @@ Event tuples (one shared ``log`` per run, in the order things happened):
 * ``("A", agent, pc, next_pc)`` — an execute ``after`` callback;
 * ``("T", agent, pc, cause)`` — ``tessera_trap``;
 * ``("W", agent, obj, pc)`` — a ``wait`` sync event (an agent parked at ``pc``);
-* ``("R" | "S", agent, address, size, value, space)`` — a memory watch saw a read / store.
+* ``("R" | "S", agent, address, size, value, space)`` — a memory watch saw a read / store;
+* ``("O", agent, pc, word)`` — an execute *observer* saw an instruction retire.
 """
 
 from __future__ import annotations
@@ -62,6 +63,34 @@ class Recorder:
     def trace(self) -> list[tuple[str, int, int]]:
         """``(agent, pc, word)`` of every instruction started, in order."""
         return [(e[1], e[2], e[3]) for e in self.log if e[0] == "B"]
+
+
+class Observer:
+    """Retirements (``tessera_execute_observe``), traps and waits: a trace that keeps the fast
+    engine translating blocks, unlike :class:`Recorder`'s execute callbacks."""
+
+    TESSERA_API_VERSION = 1
+
+    def __init__(self, log: list[tuple[Any, ...]] | None = None) -> None:
+        self.log = [] if log is None else log
+
+    @tessera.hookimpl
+    def tessera_execute_observe(self, ins: Any) -> Any:
+        log = self.log
+
+        def observe(agent: Any, ins: Any) -> None:
+            log.append(("O", agent.name, ins.address, ins.word))
+
+        return observe
+
+    @tessera.hookimpl
+    def tessera_trap(self, agent: Any, trap: Any) -> None:
+        self.log.append(("T", agent.name, getattr(agent, "pc", None), trap.cause))
+
+    @tessera.hookimpl
+    def tessera_sync_event(self, machine: Any, event: Any) -> None:
+        if event.kind in ("wait", "wake"):
+            self.log.append((event.kind, event.agent, event.obj))
 
 
 class Selective:

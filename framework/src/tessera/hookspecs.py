@@ -55,6 +55,29 @@ def tessera_cli_commands(cli: Any) -> None:
 
 
 @hookspec
+def tessera_run_options() -> list[Any]:
+    """Return ``click.Option`` objects to add to ``tessera run`` and ``tessera resume``.
+
+    For tool plugins (``--trace FORMAT``).  Parameter names must not clash with the
+    built-in options or another plugin's (a clash is refused naming the plugin).  The
+    values the user gave reach :func:`tessera_run_configure`.
+    """
+
+
+@hookspec
+def tessera_run_configure(machine: Machine, options: dict[str, Any]) -> None:
+    """Configure a tool for this run from the options of :func:`tessera_run_options`.
+
+    ``options`` maps every plugin-contributed parameter name to its value (``None``
+    or the default when not given).  Called by ``tessera run``/``resume`` after the
+    program is loaded and before the run starts: raise
+    :class:`tessera.errors.ConfigError` for bad values (an unwritable path, a filter
+    that matches nothing) — the user gets one line and exit status 64, and the run
+    does not start.
+    """
+
+
+@hookspec
 def tessera_conformance_cases(arch: Architecture) -> list[Any]:
     """Return conformance cases (program + expected final state or output) for ``arch``.
 
@@ -102,6 +125,21 @@ def tessera_execute_instrument(
     A callback that raises stops the run with a ``PluginError`` naming the plugin.
     Filter by agent inside the callback (entries are shared by agents of one
     architecture and address space).
+    """
+
+
+@hookspec
+def tessera_execute_observe(machine: Machine, arch: Architecture, ins: Instruction) -> Any:
+    """Return ``observer(agent, ins)`` to call each time ``ins`` retires, or ``None``.
+
+    Called when ``ins`` enters the decode cache.  An observer runs after the
+    instruction's semantics completed — including an instruction that halts its
+    agent or ends its slice — but not after one that trapped (see ``tessera_trap``).
+    Unlike ``tessera_execute_instrument`` it cannot skip or redirect anything and must
+    not change architectural state, so the fast engine keeps translating blocks and
+    calls observers inside them, in retirement order: tracing and profiling stay
+    cheap.  ``agent.next_pc`` is *not* maintained for observers.  A raising observer
+    stops the run with a ``PluginError`` naming the plugin.
     """
 
 

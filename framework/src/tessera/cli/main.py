@@ -152,10 +152,12 @@ def main(argv: list[str] | None = None) -> None:
         host = PluginHost(disabled=opts["--no-plugin"], only=opts["--only-plugin"] or None,
                           extra_modules=opts["--plugin-module"])
         add_plugin_commands(cli, host)
-        from tessera.cli.run import add_arch_flags
+        from tessera.cli.run import add_arch_flags, add_tool_options
+        from tessera.cli.run import resume as resume_command
         from tessera.cli.run import run as run_command
 
         add_arch_flags(run_command, [arch for arch, _ in host.architectures().values()])
+        add_tool_options([run_command, resume_command], host)
         rv = cli.main(args=args, prog_name="tessera", standalone_mode=False,
                       obj=host)
         code = rv if isinstance(rv, int) else 0

@@ -11,7 +11,7 @@ import structlog
 from tessera.cli.params import ADDRESS, SIZE, parse_settings
 from tessera.errors import ConfigError, TesseraError
 from tessera.loaders import FORMATS, load_program
-from tessera.machine import Machine
+from tessera.machine import ENGINES, Machine
 from tessera.memory import DEFAULT_MEMORY_CAP
 from tessera.progress import RunProgress
 from tessera.session import resolve_arch, state_text
@@ -41,6 +41,9 @@ def budget_options(fn: Any) -> Any:
                      help="Save a snapshot of the final machine (resume with `tessera resume`)."),
         click.option("--progress/--no-progress", default=None,
                      help="Progress bar on long runs (default: when stderr is a terminal)."),
+        click.option("--engine", type=click.Choice(ENGINES), default=None,
+                     help="Execution engine: fast (translated blocks, the default; also "
+                          "TESSERA_ENGINE) or step (one instruction at a time). Results are identical."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -75,8 +78,15 @@ def _write_outputs(machine: Machine, result: Any, *, dump_state: str | None, dum
 def execute(machine: Machine, *, max_steps: int, max_cycles: int | None, max_seconds: float | None,
             until_pc: tuple[int, ...], until_symbol: tuple[str, ...], stop_on_trap: bool,
             dump_state: str | None, dump_out: str | None, snapshot_out: str | None,
-            progress: bool | None) -> int:
-    """Run ``machine`` and report; returns the process exit status."""
+            progress: bool | None, engine: str | None = None, **tool_options: Any) -> int:
+    """Run ``machine`` and report; returns the process exit status.
+
+    ``tool_options`` are the values of the options tool plugins added
+    (``tessera_run_options``); they go to ``tessera_run_configure`` before the run.
+    """
+    if engine is not None:
+        machine.set_engine(engine)
+    configure_tools(machine, tool_options)
     result = None
     try:
         with RunProgress(max_steps or None, enabled=progress) as bar:
@@ -131,6 +141,65 @@ def run(obj: Any, program: str, arch_name: str | None, fmt: str, load: int | Non
 
 
 ARCH_FLAG_PREFIX = "arch_flag__"
+TOOL_OPTION_MARK = "_tessera_tool_option"
+
+
+def configure_tools(machine: Machine, options: dict[str, Any]) -> None:
+    """Hand the tool plugins' option values to ``tessera_run_configure`` (before the run).
+
+    A :class:`ConfigError` a plugin raises passes through unchanged (one line, exit 64);
+    any other exception becomes a :class:`PluginError` naming the plugin.
+    """
+    host = machine.host
+    if host is None:
+        return
+    from tessera.errors import PluginError
+    from tessera.plugins import call_impl
+
+    for impl in host.impls("tessera_run_configure"):
+        try:
+            call_impl(impl, machine=machine, options=dict(options))
+        except TesseraError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise PluginError(f"tessera_run_configure raised {type(exc).__name__}: {exc}",
+                              plugin=impl.plugin_name) from exc
+
+
+def add_tool_options(commands: list[click.Command], host: Any) -> None:
+    """Give ``run``/``resume`` the options tool plugins contribute (idempotent).
+
+    A parameter name (or option string) that clashes with a built-in option or an
+    earlier plugin's is refused with a one-line message naming the plugin.
+    """
+    from tessera.errors import PluginError
+    from tessera.plugins import call_impl
+
+    for command in commands:
+        command.params = [p for p in command.params if not getattr(p, TOOL_OPTION_MARK, False)]
+    if host is None:
+        return
+    for impl in host.impls("tessera_run_options"):
+        try:
+            got = call_impl(impl) or []
+        except Exception as exc:  # noqa: BLE001
+            host.fail(impl.plugin_name, f"tessera_run_options raised {type(exc).__name__}: {exc}")
+            continue
+        for opt in got:
+            if not isinstance(opt, click.Option):
+                click.echo(str(PluginError(f"tessera_run_options returned {type(opt).__name__}, "
+                                           "not a click.Option; ignored", plugin=impl.plugin_name)), err=True)
+                continue
+            for command in commands:
+                names = {p.name for p in command.params}
+                strings = {s for p in command.params for s in getattr(p, "opts", [])}
+                if opt.name in names or strings & set(opt.opts):
+                    click.echo(str(PluginError(f"option {opt.opts[0]} clashes with an existing option "
+                                               f"of {command.name}; not added", plugin=impl.plugin_name)),
+                               err=True)
+                    continue
+                setattr(opt, TOOL_OPTION_MARK, True)
+                command.params.append(opt)
 
 
 def arch_flag_settings(arch: Any, opts: dict[str, Any]) -> dict[str, Any]:

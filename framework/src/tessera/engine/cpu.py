@@ -16,6 +16,7 @@ from typing import Any
 
 from tessera.control import Halt, StopRequest, Trap, WaitFor, Yield
 from tessera.engine.agent import HALTED, Agent
+from tessera.engine.blocks import BlockExit
 from tessera.errors import ConfigError, MemoryFault, PluginError, TesseraError, UnhandledTrap
 
 _INF = float("inf")
@@ -78,22 +79,69 @@ class CpuAgent(Agent):
         translator = self._translator
         cache = translator.cache
         fill = translator.fill
+        fast = self.machine is not None and self.machine.engine == "fast"
+        blocks = cache.blocks
+        build = translator.blocks.build
         self.space.current_agent = self
         pc = self.pc
         cycles = self.cycles
         n = 0
+        ins: Any = None
         while True:
             k = 0
             room = limit - n
             try:
-                while k < room and cycles < cycle_limit:
-                    ins = cache.get(pc)
-                    if ins is None:
-                        ins = fill(pc)
-                    r = ins.run(self, ins)
-                    pc = ins.next if r is None else r
-                    cycles += ins.cycles
-                    k += 1
+                if fast:
+                    while k < room and cycles < cycle_limit:
+                        b = blocks.get(pc)
+                        if b is None:
+                            b = build(pc, self)
+                        if b is not None and k + b.n <= room and cycles + b.guard < cycle_limit:
+                            try:
+                                if b.loop:  # as many whole iterations as the budgets allow
+                                    budget = (room - k) // b.n
+                                    if cycle_limit != _INF and b.cycles:
+                                        budget = min(budget, -(-(cycle_limit - cycles - b.guard) // b.cycles))
+                                    pc, it = b.fn(self, int(budget))
+                                    cycles += b.cycles * it
+                                    k += b.n * it
+                                    continue
+                                pc = b.fn(self)
+                            except BaseException as exc:  # commit exactly the instructions before it
+                                if isinstance(exc, BlockExit):  # its own code was overwritten
+                                    whole, part = divmod(exc.count, b.n)
+                                    k += exc.count
+                                    cycles += b.cycles * whole + b.prefix[part]
+                                    pc = exc.pc
+                                    continue
+                                j, it = b.locate(exc)
+                                ins = b.ins[j]
+                                pc = ins.address
+                                cycles += b.cycles * it + b.prefix[j]
+                                k += b.n * it + j
+                                if ins.observers and isinstance(exc, Halt | Yield):
+                                    for ob in ins.observers:  # it retired: observers see it
+                                        ob(self, ins)
+                                raise
+                            cycles += b.cycles
+                            k += b.n
+                        else:
+                            ins = cache.get(pc)
+                            if ins is None:
+                                ins = fill(pc)
+                            r = ins.run(self, ins)
+                            pc = ins.next if r is None else r
+                            cycles += ins.cycles
+                            k += 1
+                else:
+                    while k < room and cycles < cycle_limit:
+                        ins = cache.get(pc)
+                        if ins is None:
+                            ins = fill(pc)
+                        r = ins.run(self, ins)
+                        pc = ins.next if r is None else r
+                        cycles += ins.cycles
+                        k += 1
                 self._commit(pc, cycles, k)
                 return n + k
             except Trap as trap:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.control import ControlSignal, StopRequest
+from tessera.control import ControlSignal, Halt, StopRequest, Yield
 from tessera.errors import ConfigError, PluginError, TesseraError
 from tessera.isa.instruction import Instruction
 from tessera.plugins import call_impl
@@ -54,6 +54,27 @@ def weave(semantics: Any, befores: list[Any], afters: list[Any]) -> Any:
     return run
 
 
+def observe(inner: Any, observers: tuple[Any, ...]) -> Any:
+    """Call ``observers`` after ``inner`` retires the instruction (see ``tessera_execute_observe``).
+
+    An instruction that halts its agent or ends its slice (``Halt``, ``Yield``) has
+    retired too, so observers see it; one that traps has not.
+    """
+
+    def run(agent: Any, ins: Instruction) -> Any:
+        try:
+            r = inner(agent, ins)
+        except (Halt, Yield):
+            for ob in observers:
+                ob(agent, ins)
+            raise
+        for ob in observers:
+            ob(agent, ins)
+        return r
+
+    return run
+
+
 def breakpoint_wrapper(inner: Any) -> Any:
     """Stop before the instruction runs, unless the agent is resuming from exactly here."""
 
@@ -83,8 +104,13 @@ class Translator:
         host = machine.host
         self.decode_hooks = host.impls("tessera_decode") if host else []
         self.instrumenters = host.impls("tessera_execute_instrument") if host else []
+        self.observe_hooks = host.impls("tessera_execute_observe") if host else []
         self.timing = machine.timing
         self.breakpoints = machine.breakpoints
+        from tessera.engine.blocks import BlockBuilder
+
+        regfiles = {rf.name for rf in arch.register_files if rf.storage}
+        self.blocks = BlockBuilder(self.cache, regfiles)
 
     def decode(self, word: int, pc: int) -> Instruction:
         for impl in self.decode_hooks:
@@ -117,6 +143,23 @@ class Translator:
             raise PluginError(f"timing model failed to price {ins.mnemonic}: {type(exc).__name__}: {exc}",
                               plugin=self.machine.timing_plugin, pc=pc, word=word) from exc
         run = ins.run or _no_semantics
+        ins.semantic = run  # what the block translator inlines (tessera.engine.blocks)
+        ins.blockable = True  # False when callbacks may redirect, or a breakpoint stops here
+        observers: list[Any] = []
+        for impl in self.observe_hooks:
+            try:
+                got = call_impl(impl, machine=self.machine, arch=self.arch, ins=ins)
+            except Exception as exc:  # noqa: BLE001
+                raise PluginError(f"tessera_execute_observe raised {type(exc).__name__}: {exc}",
+                                  plugin=impl.plugin_name, pc=pc, word=word) from exc
+            if got is None:
+                continue
+            if not callable(got):
+                raise PluginError(f"tessera_execute_observe returned {type(got).__name__}; "
+                                  "it must return None or a callable", plugin=impl.plugin_name,
+                                  pc=pc, word=word)
+            observers.append(_guard(got, impl.plugin_name, "observer"))
+        ins.observers = tuple(observers)
         if self.instrumenters:
             befores, afters = [], []
             for impl in self.instrumenters:
@@ -138,8 +181,12 @@ class Translator:
                     afters.append(_guard(after, impl.plugin_name, "after"))
             if befores or afters:
                 run = weave(run, befores, afters)
+                ins.blockable = False
+        if observers:
+            run = observe(run, ins.observers)
         if self.breakpoints and pc in self.breakpoints:
             run = breakpoint_wrapper(run)
+            ins.blockable = False
         ins.run = run
         if region.cacheable and pc + ins.span <= region.end:
             self.cache.add(pc, ins.span, ins)

@@ -21,6 +21,11 @@ class Instruction:
 
     #: What executing it raises; only the ILLEGAL instruction has it (see ``Decoder.illegal``).
     trap: Trap
+    #: Set when the entry is filled (tessera.engine.translate): the semantic function before
+    #: any instrumentation, whether the fast engine may put it in a block, its observers.
+    semantic: Any
+    blockable: bool
+    observers: tuple[Any, ...]
 
     def __init__(
         self, encoding: Encoding, word: int, address: int, size: int, operands: dict[str, int]

@@ -1,6 +1,6 @@
 """The machine model: agents, address spaces, sync objects, scheduler, clock, snapshots."""
 
 from tessera.machine.clock import NominalTiming
-from tessera.machine.machine import Machine, RunResult
+from tessera.machine.machine import ENGINES, Machine, RunResult
 
-__all__ = ["Machine", "RunResult", "NominalTiming"]
+__all__ = ["ENGINES", "Machine", "RunResult", "NominalTiming"]

@@ -43,6 +43,22 @@ from tessera.plugins import call_impl
 from tessera.sync import SyncObject
 from tessera.version import __version__
 
+#: The execution engines: ``fast`` translates straight-line blocks (tessera.engine.blocks),
+#: ``step`` runs one decode-cache entry at a time.  Results are identical by design.
+ENGINES = ("fast", "step")
+ENGINE_ENV = "TESSERA_ENGINE"
+
+
+def default_engine() -> str:
+    """``$TESSERA_ENGINE`` if set (so a whole test suite can run on either engine), else ``fast``."""
+    import os
+
+    name = os.environ.get(ENGINE_ENV, "").strip() or "fast"
+    if name not in ENGINES:
+        raise ConfigError(f"{ENGINE_ENV}={name!r} is not an engine (choose from {', '.join(ENGINES)})")
+    return name
+
+
 SNAPSHOT_MAGIC = b"TESSERA-SNAPSHOT\x00"
 SNAPSHOT_FORMAT = 1
 _INF = float("inf")
@@ -80,8 +96,11 @@ class Machine:
 
     def __init__(self, arch: Architecture, *, host: Any = None,
                  memory_cap: int = DEFAULT_MEMORY_CAP, config: dict[str, Any] | None = None,
-                 quantum: int | None = None) -> None:
+                 quantum: int | None = None, engine: str | None = None) -> None:
         self.arch = arch
+        self.engine = default_engine()
+        if engine is not None:
+            self.set_engine(engine)
         self.host = host
         self.config: dict[str, Any] = dict(config or {})
         self.budget = MemoryBudget(memory_cap)
@@ -134,6 +153,12 @@ class Machine:
             got = self.host.first("tessera_timing_model", machine=self, arch=self.arch)
             if got is not None:
                 self.timing_plugin, self.timing = got
+
+    def set_engine(self, engine: str) -> None:
+        """Choose the execution engine (``fast`` or ``step``); takes effect at the next slice."""
+        if engine not in ENGINES:
+            raise ConfigError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
+        self.engine = engine
 
     # ------------------------------------------------------------------ building
 
@@ -427,13 +452,14 @@ class Machine:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for key in ("host", "_decoders", "_translators", "_prepared", "_sync_listeners",
-                    "_trap_listeners", "timing", "timing_plugin", "plugin_of_arch"):
+                    "_trap_listeners", "timing", "timing_plugin", "plugin_of_arch", "engine"):
             state.pop(key, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.host = None
+        self.engine = default_engine()  # a choice of this process, not machine state
 
     def snapshot(self) -> bytes:
         """The whole machine as bytes (restorable in another process with the same plugins).

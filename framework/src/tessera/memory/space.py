@@ -244,6 +244,10 @@ class DecodeCache(dict):
         super().__init__()
         self.pages: dict[int, set[int]] = {}
         self.extent: dict[int, tuple[int, int]] = {}
+        #: translated blocks of the fast engine (tessera.engine.blocks), by start address
+        self.blocks: dict[int, Any] = {}
+        #: entry address -> blocks containing that instruction (dropped with it)
+        self.block_members: dict[int, list[Any]] = {}
 
     def add(self, address: int, size: int, ins: Any, physical: int | None = None) -> None:
         start = address if physical is None else physical
@@ -267,6 +271,13 @@ class DecodeCache(dict):
 
     def _drop(self, addr: int) -> None:
         self.pop(addr, None)
+        members: list[Any] = self.block_members.pop(addr, [])
+        blocks = self.blocks
+        for blk in members:
+            blk.stale = True  # a running block notices and leaves (BlockExit)
+            start: int = blk.start
+            if blocks.get(start) is blk:
+                del blocks[start]
         lo, hi = self.extent.pop(addr)
         for page in range(lo >> CODE_PAGE_BITS, ((hi - 1) >> CODE_PAGE_BITS) + 1):
             addrs = self.pages.get(page)
@@ -279,3 +290,7 @@ class DecodeCache(dict):
         super().clear()
         self.pages.clear()
         self.extent.clear()
+        for block in self.blocks.values():
+            block.stale = True
+        self.blocks.clear()
+        self.block_members.clear()

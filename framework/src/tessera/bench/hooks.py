@@ -1,0 +1,143 @@
+"""Workload ``hooks``: what idle hook families cost on the compiled RV32 loop.
+
+Tessera's promise (docs/hooks.md) is that a hook family nobody subscribes to costs
+nothing per instruction, because hooks run when a decode-cache entry is filled,
+never per instruction.  The variants run the ``rv32`` program on the default engine:
+
+* ``riscv-only`` — a host holding only the riscv plugin;
+* ``idle-hooks`` — plus :class:`IdlePlugin`, which implements every run-time hook
+  family and declines everything (``None`` / ``[]`` / no-op).  The overhead
+  against ``riscv-only`` is the number the target (≤ 5 %) is about;
+* ``observed`` — plus one execute-observe observer that does nothing (the fast
+  engine keeps blocks for observers: context for tracing);
+* ``subscribed`` — plus one execute-instrument before-callback that does nothing
+  (instrumenting may redirect, so those instructions leave the fast path: context).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tessera
+from tessera.bench.hosts import architecture_plugin, minimal_host
+from tessera.bench.model import Context, Sample, Variant, Workload
+from tessera.bench.rv32 import ITERATIONS, Rv32Program
+
+
+class IdlePlugin:
+    """Implements every run-time hook family and subscribes to nothing."""
+
+    TESSERA_API_VERSION = 1
+
+    @tessera.hookimpl
+    def tessera_decode(self, machine: Any, arch: Any, word: int, address: int) -> None:
+        return None
+
+    @tessera.hookimpl
+    def tessera_execute_instrument(self, machine: Any, arch: Any, ins: Any) -> None:
+        return None
+
+    @tessera.hookimpl
+    def tessera_execute_observe(self, machine: Any, arch: Any, ins: Any) -> None:
+        return None
+
+    @tessera.hookimpl
+    def tessera_memory_regions(self, machine: Any, space: Any) -> list[Any]:
+        return []
+
+    @tessera.hookimpl
+    def tessera_memory_watches(self, machine: Any, space: Any) -> list[Any]:
+        return []
+
+    @tessera.hookimpl
+    def tessera_sync_event(self, machine: Any, event: Any) -> None:
+        return None
+
+    @tessera.hookimpl
+    def tessera_timing_model(self, machine: Any, arch: Any) -> None:
+        return None
+
+    @tessera.hookimpl
+    def tessera_trap(self, machine: Any, agent: Any, trap: Any) -> None:
+        return None
+
+    @tessera.hookimpl
+    def tessera_run_finished(self, machine: Any, result: Any) -> None:
+        return None
+
+    @tessera.hookimpl
+    def tessera_machine_ready(self, machine: Any) -> None:
+        return None
+
+
+def _nothing(agent: Any, ins: Any) -> None:
+    return None
+
+
+class ObservePlugin:
+    """One execute-observe observer on every instruction, doing nothing."""
+
+    TESSERA_API_VERSION = 1
+
+    @tessera.hookimpl
+    def tessera_execute_observe(self, ins: Any) -> Any:
+        return _nothing
+
+
+class InstrumentPlugin:
+    """One execute-instrument before-callback on every instruction, doing nothing."""
+
+    TESSERA_API_VERSION = 1
+
+    @tessera.hookimpl
+    def tessera_execute_instrument(self, ins: Any) -> Any:
+        return _nothing, None
+
+
+EXTRA = {
+    "riscv-only": (),
+    "idle-hooks": ((IdlePlugin, "idle"),),
+    "observed": ((ObservePlugin, "observe"),),
+    "subscribed": ((InstrumentPlugin, "instrument"),),
+}
+
+
+class IdleHooks(Workload):
+    name = "hooks"
+    title = "idle hook families (RV32 loop)"
+
+    def prepare(self, ctx: Context) -> list[Variant]:
+        arch, plugin_name, plugin = architecture_plugin(ctx.host, "rv32im")
+        self.program = Rv32Program(arch, ctx.size(ITERATIONS))
+        variants = []
+        for name, extra in EXTRA.items():
+            host = minimal_host((plugin, plugin_name), *[(cls(), pname) for cls, pname in extra])
+            variants.append(Variant(name, self._runner(host), _describe(name)))
+        self.size = {"iterations": self.program.iterations, "instructions_per_iteration": 3}
+        self.check = self.program.check
+        return variants
+
+    def _runner(self, host: Any) -> Any:
+        def run() -> Sample:
+            return self.program.run(self.program.machine(host))
+
+        return run
+
+    def derive(self, best: dict[str, Sample]) -> dict[str, Any]:
+        base = best.get("riscv-only")
+        idle = best.get("idle-hooks")
+        out: dict[str, Any] = {}
+        if base is not None and idle is not None:
+            out["idle_overhead_percent"] = (base.rate / idle.rate - 1.0) * 100.0
+        if base is not None:
+            out["rate_vs_riscv_only"] = {name: s.rate / base.rate for name, s in best.items()}
+        return out
+
+
+def _describe(name: str) -> str:
+    return {
+        "riscv-only": "host: riscv plugin only",
+        "idle-hooks": "+ a plugin implementing every hook family, declining everything",
+        "observed": "+ one do-nothing execute-observe observer per instruction",
+        "subscribed": "+ one do-nothing execute-instrument before-callback per instruction",
+    }[name]

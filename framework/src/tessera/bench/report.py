@@ -1,0 +1,109 @@
+"""Printing a bench report: rich tables for people, JSON for machines.
+
+The text form shows, per workload and variant, the work done, the best time, the
+rate (M instr/s, or ns per instruction for the SFPU) and the comparison that
+variant exists for (vs riscemu, fast vs step, overhead, slowdown); then the
+targets as met / not met, then every skip note and failure.  Nothing here
+computes a number the JSON does not hold.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tessera.bench.machineinfo import describe
+
+
+def to_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2)
+
+
+def _rate(unit_ns: bool, variant: dict[str, Any]) -> str:
+    if unit_ns:
+        return f"{1e9 / variant['rate']:,.0f} ns/instr"
+    return f"{variant['rate'] / 1e6:.3f} M instr/s"
+
+
+def _comparison(name: str, entry: dict[str, Any], variant_name: str) -> str:
+    derived = entry["derived"]
+    parts = []
+    vs = (entry.get("vs_riscemu") or {}).get(variant_name)
+    if vs is not None:
+        parts.append(f"{vs:.1f}x riscemu")
+    if variant_name == "fast" and "fast_over_step" in derived:
+        parts.append(f"{derived['fast_over_step']:.2f}x step")
+    if name == "hooks" and variant_name != "riscv-only":
+        rel = derived.get("rate_vs_riscv_only", {}).get(variant_name)
+        if rel is not None:
+            parts.append(f"{(1 / rel - 1) * 100:+.1f} % time vs riscv-only")
+    if name == "tracing":
+        slow = derived.get("slowdown", {}).get(variant_name)
+        if slow is not None:
+            parts.append(f"{slow:.2f}x slower than untraced")
+        elif variant_name == "idle-plugin" and "idle_plugin_overhead_percent" in derived:
+            parts.append(f"{derived['idle_plugin_overhead_percent']:+.1f} % vs untraced")
+    if name == "sfpu" and variant_name == "kernel" and "kernel_over_floor" in derived:
+        parts.append(f"{derived['kernel_over_floor']:.2f}x numpy floor")
+    return ", ".join(parts)
+
+
+def results_table(report: dict[str, Any]) -> Table:
+    table = Table(title="tessera bench (best of each variant)", title_justify="left")
+    for col, justify in (("workload", "left"), ("variant", "left"), ("work", "right"),
+                         ("best s", "right"), ("rate", "right"), ("compared", "left")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for name, entry in report["workloads"].items():
+        if entry["status"] == "skipped":
+            table.add_row(name, "-", "", "", "", f"skipped: {entry['note']}")
+            continue
+        first = True
+        for vname, v in entry["variants"].items():
+            table.add_row(name if first else "", vname, f"{v['count']:,}", f"{v['seconds']:.3f}",
+                          _rate(name == "sfpu", v), _comparison(name, entry, vname))
+            first = False
+        for vname, note in entry["skipped_variants"].items():
+            table.add_row(name if first else "", vname, "", "", "", f"skipped: {note}")
+            first = False
+        if entry["status"] == "failed":
+            table.add_row(name if first else "", "", "", "", "", f"[bold red]FAILED: {entry['error']}[/]")
+    return table
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "ns":
+        return f"{value:,.0f} ns"
+    if unit == "%":
+        return f"{value:+.2f} %"
+    return f"{value:.2f}x"
+
+
+def targets_table(report: dict[str, Any]) -> Table:
+    table = Table(title="targets", title_justify="left")
+    for col in ("target", "measured", "wanted", "status"):
+        table.add_column(col)
+    for t in report["targets"]:
+        wanted = f"{t['comparison']} {_fmt(t['limit'], t['unit']).lstrip('+')}"
+        if t["aim"] is not None:
+            wanted += f" (aim {_fmt(t['aim'], t['unit'])})"
+        status = {True: "[green]met[/]", False: "[bold red]not met[/]", None: "not measured"}[t["met"]]
+        table.add_row(t["description"], _fmt(t["value"], t["unit"]), wanted, status)
+    return table
+
+
+def print_text(report: dict[str, Any], console: Console | None = None) -> None:
+    console = console or Console(width=max(120, Console().width))
+    console.print(describe(report["machine"]), highlight=False)
+    s = report["settings"]
+    console.print(f"repeat {s['repeat']}, scale {s['scale']:g}, workloads: {', '.join(s['only'])}",
+                  highlight=False)
+    console.print(results_table(report))
+    console.print(targets_table(report))
+    for name, entry in report["workloads"].items():
+        if entry["note"] and entry["status"] != "skipped":
+            console.print(f"note: {name}: {entry['note']}", highlight=False)

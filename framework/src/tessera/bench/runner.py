@@ -1,0 +1,157 @@
+"""Running the selected workloads interleaved, keeping the best samples, building the report.
+
+Every round runs every variant of every workload once, in a fixed order, and
+``--repeat`` rounds are run; each variant keeps its best sample (highest rate: the
+least disturbed run).  Interleaving spreads machine noise — another job starting,
+a frequency change — over all variants instead of penalising whichever ran last,
+which is what makes same-run ratios trustworthy.
+
+The report is a plain JSON-able dict (``tessera bench --json`` prints it as is):
+``machine`` facts, ``settings``, one entry per workload (``status`` ok / skipped /
+failed, its ``size``, ``check``, best ``variants``, ``derived`` numbers and, for
+instruction-set workloads, ``vs_riscemu`` ratios), the ``targets`` and ``failures``.
+Every ratio is computed from the ``rate`` values reported beside it.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from tessera.bench import WORKLOAD_NAMES
+from tessera.bench.hooks import IdleHooks
+from tessera.bench.machineinfo import machine_facts
+from tessera.bench.model import BenchFailure, Context, Sample, Skip, Variant, Workload
+from tessera.bench.peer import RiscemuLoop
+from tessera.bench.phoenix import PhoenixLoop
+from tessera.bench.rv32 import Rv32Loop
+from tessera.bench.sfpu import SfpuStream
+from tessera.bench.targets import evaluate
+from tessera.bench.tracing import TracingOverhead
+
+#: every workload, in the order they run and are reported
+WORKLOADS: dict[str, type[Workload]] = {
+    w.name: w for w in (PhoenixLoop, Rv32Loop, RiscemuLoop, SfpuStream, IdleHooks, TracingOverhead)
+}
+assert tuple(WORKLOADS) == WORKLOAD_NAMES, "tessera.bench.WORKLOAD_NAMES is out of date"
+PEER = "riscemu"
+
+Progress = Callable[[str, str, int], None]
+
+
+def run_bench(host: Any, *, only: Iterable[str] = (), repeat: int = 3, scale: float = 1.0,
+              progress: Progress | None = None) -> dict[str, Any]:
+    """Measure the workloads named in ``only`` (all by default) and return the report."""
+    wanted = set(only)
+    unknown = sorted(wanted - set(WORKLOADS))
+    if unknown:
+        raise ValueError(f"unknown workload(s) {', '.join(unknown)} (known: {', '.join(WORKLOADS)})")
+    names = [n for n in WORKLOADS if n in wanted] or list(WORKLOADS)   # always in report order
+    ctx = Context(host, scale)
+    facts = machine_facts()
+    workloads = [WORKLOADS[n]() for n in names]
+    entries: dict[str, dict[str, Any]] = {}
+    try:
+        active = _prepare(ctx, workloads, entries)
+        best = _measure(active, entries, repeat, progress)
+    finally:
+        for wl in workloads:
+            wl.close()
+    for wl, _variants in active:
+        _finish(wl, entries[wl.name], best[wl.name])
+    _compare_with_peer(workloads, entries)
+    failures = [f"{name}: {e['error']}" for name, e in entries.items() if e["status"] == "failed"]
+    return {
+        "tessera_bench": 1,
+        "machine": facts,
+        "settings": {"repeat": repeat, "scale": scale, "only": names},
+        "workloads": entries,
+        "targets": evaluate(entries),
+        "failures": failures,
+        "ok": not failures,
+    }
+
+
+def _entry(wl: Workload) -> dict[str, Any]:
+    return {"title": wl.title, "status": "ok", "note": None, "error": None, "unit": wl.unit,
+            "scalar": wl.scalar, "size": {}, "check": None, "variants": {}, "skipped_variants": {},
+            "derived": {}, "vs_riscemu": None}
+
+
+def _prepare(ctx: Context, workloads: list[Workload],
+             entries: dict[str, dict[str, Any]]) -> list[tuple[Workload, list[Variant]]]:
+    active = []
+    for wl in workloads:
+        entry = entries[wl.name] = _entry(wl)
+        try:
+            variants = wl.prepare(ctx)
+        except Skip as skip:
+            entry["status"], entry["note"] = "skipped", str(skip)
+            continue
+        except BenchFailure as exc:
+            entry["status"], entry["error"] = "failed", f"preparing: {exc}"
+            continue
+        entry["size"] = dict(wl.size)
+        entry["check"] = {**wl.check, "samples_checked": 0, "passed": False}
+        active.append((wl, variants))
+    return active
+
+
+def _measure(active: list[tuple[Workload, list[Variant]]], entries: dict[str, dict[str, Any]],
+             repeat: int, progress: Progress | None) -> dict[str, dict[str, tuple[Variant, Sample]]]:
+    best: dict[str, dict[str, tuple[Variant, Sample]]] = {wl.name: {} for wl, _ in active}
+    for round_no in range(repeat):
+        for wl, variants in active:
+            entry = entries[wl.name]
+            if entry["status"] == "failed":
+                continue
+            for variant in list(variants):
+                if progress is not None:
+                    progress(wl.name, variant.name, round_no)
+                gc.collect()  # garbage of the previous sample is not this one's cost
+                try:
+                    sample = variant.run()
+                except Skip as skip:
+                    variants.remove(variant)
+                    entry["skipped_variants"][variant.name] = str(skip)
+                    continue
+                except BenchFailure as exc:
+                    entry["status"], entry["error"] = "failed", f"{variant.name}: {exc}"
+                    break
+                entry["check"]["samples_checked"] += 1
+                kept = best[wl.name].get(variant.name)
+                if kept is None or sample.rate > kept[1].rate:
+                    best[wl.name][variant.name] = (variant, sample)
+    return best
+
+
+def _finish(wl: Workload, entry: dict[str, Any], best: dict[str, tuple[Variant, Sample]]) -> None:
+    samples = {name: sample for name, (_v, sample) in best.items()}
+    entry["variants"] = {
+        name: {"description": variant.description, "seconds": sample.seconds, "count": sample.count,
+               "rate": sample.rate, **sample.extra}
+        for name, (variant, sample) in best.items()}
+    if entry["status"] == "failed":
+        return
+    entry["check"]["passed"] = entry["check"]["samples_checked"] > 0
+    entry["derived"] = wl.derive(samples)
+    if wl.scalar and "fast" in samples and "step" in samples:
+        entry["derived"]["fast_over_step"] = samples["fast"].rate / samples["step"].rate
+
+
+def _compare_with_peer(workloads: list[Workload], entries: dict[str, dict[str, Any]]) -> None:
+    """``vs_riscemu``: each instruction-set variant's rate over riscemu's (``None`` without it)."""
+    peer = entries.get(PEER)
+    peer_rate = None
+    if peer is not None and peer["status"] == "ok" and PEER in peer["variants"]:
+        peer_rate = peer["variants"][PEER]["rate"]
+    for wl in workloads:
+        entry = entries[wl.name]
+        if not wl.scalar or entry["status"] != "ok":
+            continue
+        entry["vs_riscemu"] = {name: (v["rate"] / peer_rate if peer_rate else None)
+                               for name, v in entry["variants"].items()}
+        if peer_rate is None:
+            entry["note"] = ("riscemu was not measured (add --only riscemu)" if peer is None
+                             else "riscemu was not measured: ratios to it are null")

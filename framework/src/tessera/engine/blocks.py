@@ -1,0 +1,335 @@
+"""The fast engine: straight-line runs of decoded instructions translated into one function.
+
+A *block* starts at a PC and runs through consecutive decode-cache entries until an
+instruction that may transfer control (its semantic function can return a PC), an
+instruction that must run alone (an execute-hook ``before``/``after`` callback may
+redirect it, or a breakpoint sits there), an entry that is not cached yet, or
+:data:`MAX_LENGTH` instructions.  :mod:`tessera.engine.inline` turns each
+instruction into statements; the block is compiled once and called as
+``block(agent) -> next_pc``.  The engine charges the block's instruction count and
+cycles after it returns, so the budget is checked once per block — and a block runs
+only when it fits the remaining step and cycle budget entirely; otherwise the
+engine steps one instruction at a time, which is also how single-stepping works.
+
+Exactness when something happens mid-block comes for free on the fast path: every
+statement of the ``k``-th instruction carries line number ``FIRST_LINE + k``, so the
+traceback of a trap, halt, wait or stop tells which instruction raised it, and the
+engine commits exactly the instructions before it (:meth:`Block.locate`).
+
+Blocks are built only from instructions that have run once (their decode-cache
+entries exist) and only at a PC reached :data:`HOT` times, so the fast engine never
+fetches or decodes ahead of execution, and cold code is not compiled for nothing.
+A write to any byte of a block's code drops its entries from the decode cache, which
+marks the block *stale*; a block checks that flag after every instruction that could
+write memory and leaves early (:class:`BlockExit`) so the rest is fetched anew.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from typing import Any
+
+import structlog
+
+from tessera.engine import inline
+
+log = structlog.get_logger("tessera.engine")
+
+MAX_LENGTH = 64
+HOT = 16         # visits of a PC before a block is compiled there (TESSERA_BLOCK_HOT)
+FIRST_LINE = 10  # line of instruction 0; the prologue is on line 1
+NEVER = 1 << 62  # the length of a non-block: it never fits a budget, so the engine steps
+
+
+class BlockExit(Exception):
+    """Raised by a block whose code was just overwritten: ``count`` instructions retired."""
+
+    def __init__(self, count: int, pc: int) -> None:
+        self.count = count
+        self.pc = pc
+
+
+class Block:
+    """One translated run of instructions (or, with ``n == NEVER``, a PC that is stepped)."""
+
+    __slots__ = ("start", "fn", "code", "n", "cycles", "guard", "prefix", "ins", "stale", "inlined",
+                 "source", "loop")
+
+    def __init__(self, start: int, ins: list[Any]) -> None:
+        self.start = start
+        self.ins = ins
+        self.n = len(ins) if ins else NEVER
+        cycles = [i.cycles for i in ins]
+        self.prefix = [sum(cycles[:j]) for j in range(len(ins) + 1)]
+        self.cycles = self.prefix[-1] if ins else 0
+        #: the block may start only if ``clock + guard < cycle_limit``: exactly when stepping
+        #: would execute every instruction (each starts while the clock is under the limit)
+        self.guard = self.prefix[-2] if ins else 0
+        self.stale = False
+        self.fn: Any = None
+        self.code: Any = None
+        self.inlined = 0
+        self.source = ""
+        #: a block whose last instruction may branch back to its start loops inside its
+        #: function: ``fn(agent, budget) -> (next_pc, iterations)``, at most ``budget`` times
+        self.loop = False
+
+    def locate(self, exc: BaseException) -> tuple[int, int]:
+        """``(index, iterations)``: the instruction of this block during which ``exc`` was
+        raised, and how many whole iterations a looping block had completed before."""
+        tb = exc.__traceback__
+        code = self.code
+        while tb is not None:
+            if tb.tb_frame.f_code is code:
+                j = max(0, min(tb.tb_lineno - FIRST_LINE, len(self.ins) - 1))
+                return j, (tb.tb_frame.f_locals.get("it", 1) - 1) if self.loop else 0
+            tb = tb.tb_next
+        raise RuntimeError(f"cannot locate {type(exc).__name__} in the block at {self.start:#x}")
+
+    def __repr__(self) -> str:
+        if self.n == NEVER:
+            return f"<step-only {self.start:#x}>"
+        return f"<block {self.start:#x} n={self.n} inlined={self.inlined}{' stale' if self.stale else ''}>"
+
+
+class BlockBuilder:
+    """Builds and caches the blocks of one decode cache (one architecture in one address space)."""
+
+    def __init__(self, cache: Any, regfiles: set[str]) -> None:
+        self.cache = cache
+        self.blocks: dict[int, Block] = cache.blocks
+        self.regfiles = regfiles
+        self.visits: dict[int, int] = {}
+        #: blocks inline the agent's methods, so they are built for one agent class; if
+        #: agents of another class share this cache, method inlining is switched off
+        self.agent_class: type | None = None
+        self.mixed = False
+        #: keep each block's generated Python as ``block.source`` (debugging the translator)
+        self.keep_source = bool(os.environ.get("TESSERA_BLOCK_SOURCE"))
+        #: compiling costs about a millisecond a block, so only code run this often is translated
+        self.hot = _hot_threshold()
+
+    def build(self, pc: int, agent: Any = None) -> Block | None:
+        """The block at ``pc``; ``None`` (step this time) while the PC is cold or uncached."""
+        cache = self.cache
+        if agent is not None and type(agent) is not self.agent_class:
+            if self.agent_class is None:
+                self.agent_class = type(agent)
+            elif not self.mixed:  # rebuild everything without the first class's methods
+                self.mixed = True
+                for block in list(self.blocks.values()):
+                    block.stale = True
+                self.blocks.clear()
+                cache.block_members.clear()
+        first = cache.get(pc)
+        if first is None:
+            return None
+        if not first.blockable:
+            return self._register(Block(pc, []), [pc])
+        seen = self.visits.get(pc, 0) + 1
+        if seen < self.hot:
+            self.visits[pc] = seen
+            return None
+        self.visits.pop(pc, None)
+        run: list[Any] = []
+        address = pc
+        while len(run) < MAX_LENGTH:
+            ins = cache.get(address)
+            if ins is None or not ins.blockable:
+                break
+            run.append(ins)
+            if inline.terminal(ins.semantic):
+                break
+            address = ins.next
+        block = Block(pc, run)
+        try:
+            self._compile(block, None if self.mixed else agent)
+        except Exception as exc:  # noqa: BLE001 - a translator bug: stay correct, step here
+            log.warning("block translation failed; stepping instead", pc=hex(pc), error=str(exc))
+            return self._register(Block(pc, []), [pc])
+        return self._register(block, [i.address for i in run])
+
+    def _register(self, block: Block, addresses: list[int]) -> Block:
+        self.blocks[block.start] = block
+        members = self.cache.block_members
+        for a in addresses:
+            members.setdefault(a, []).append(block)
+        return block
+
+    def _regfile_names(self, agent: Any) -> dict[str, str]:
+        """Agent attributes that are register files: their names, and aliases of the same list."""
+        names = {rf: rf for rf in self.regfiles}
+        regs = getattr(agent, "regs", None)
+        if agent is not None and isinstance(regs, dict):
+            by_id = {id(v): k for k, v in regs.items() if k in self.regfiles}
+            for attr, value in vars(agent).items():
+                if isinstance(value, list) and id(value) in by_id:
+                    names.setdefault(attr, by_id[id(value)])
+        return names
+
+    def _compile(self, block: Block, agent: Any) -> None:
+        binder = inline.Binder()
+        used: set[str] = set()
+        ctx = inline.Context(binder, self._regfile_names(agent), used, agent)
+        body: list[ast.stmt] = []
+        last = len(block.ins) - 1
+        block_name = binder.bind("B", block)
+        exit_name = binder.bind("BlockExit", BlockExit)
+        for k, ins in enumerate(block.ins):
+            fn = ins.semantic
+            stmts = inline.specialise(fn, ins, k, ctx, last=k == last)
+            if stmts is None:
+                stmts = self._call(fn, ins, k, binder, last=k == last)
+            else:
+                block.inlined += 1
+            for ob in ins.observers:
+                call = ast.Expr(ast.Call(ast.Name(binder.bind("O", ob), ast.Load()),
+                                         [ast.Name("cpu", ast.Load()),
+                                          ast.Name(binder.bind("I", ins), ast.Load())], []))
+                if k == last and stmts and isinstance(stmts[-1], ast.Return):
+                    stmts = _observe_before_returns(stmts, call)
+                else:
+                    stmts.append(call)
+            if k != last and inline.may_write(stmts):
+                stmts.append(ast.If(
+                    test=ast.Attribute(ast.Name(block_name, ast.Load()), "stale", ast.Load()),
+                    body=[ast.Raise(ast.Call(ast.Name(exit_name, ast.Load()),
+                                             [ast.Constant(k + 1), ast.Constant(ins.next)], []), None)],
+                    orelse=[]))
+            for stmt in stmts:
+                _place(stmt, FIRST_LINE + k)
+            body.extend(stmts)
+        loop = _loops_to(body, block.start)
+        if loop:
+            body = _make_loop(body, block.start, block.n)
+            block.loop = True
+        prologue: list[ast.stmt] = [
+            ast.Assign([ast.Name(f"R_{rf}", ast.Store())],
+                       ast.Attribute(ast.Name("cpu", ast.Load()), rf, ast.Load()))
+            for rf in sorted(used)]
+        for stmt in prologue:
+            _place(stmt, 1)
+        fn_def = ast.FunctionDef(
+            name=f"block_{block.start:x}",
+            args=ast.arguments(posonlyargs=[], args=[ast.arg("cpu")] + ([ast.arg("budget")] if loop else []),
+                               kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=prologue + body, decorator_list=[], returns=None,
+            **({"type_params": []} if sys.version_info >= (3, 12) else {}))  # type: ignore[arg-type]
+        _place(fn_def, 1, shallow=True)
+        _place(fn_def.args, 1)
+        module = ast.fix_missing_locations(ast.Module(body=[fn_def], type_ignores=[]))
+        if self.keep_source:
+            block.source = ast.unparse(module)
+        namespace = binder.namespace
+        try:
+            code = compile(module, f"<tessera block {block.start:#x}>", "exec")
+            exec(code, namespace)  # noqa: S102 - code generated from the plugin's own semantics
+        except Exception as exc:  # noqa: BLE001 - a translator bug must not be silent
+            raise RuntimeError(f"block at {block.start:#x} failed to compile: {type(exc).__name__}: {exc}") \
+                from exc
+        block.fn = namespace[fn_def.name]
+        block.code = block.fn.__code__
+
+    @staticmethod
+    def _call(fn: Any, ins: Any, k: int, binder: inline.Binder, *, last: bool) -> list[ast.stmt]:
+        """Statements calling ``fn(cpu, ins)`` for an instruction that is not inlined."""
+        call = ast.Call(ast.Name(binder.bind("S", fn), ast.Load()),
+                        [ast.Name("cpu", ast.Load()), ast.Name(binder.bind("I", ins), ast.Load())], [])
+        if not last:
+            return [ast.Expr(call)]
+        r = f"r_L{k}"
+        return [ast.Assign([ast.Name(r, ast.Store())], call),
+                ast.Return(ast.IfExp(ast.Compare(ast.Name(r, ast.Load()), [ast.Is()], [ast.Constant(None)]),
+                                     ast.Constant(ins.next), ast.Name(r, ast.Load())))]
+
+
+def _loops_to(body: list[ast.stmt], start: int) -> bool:
+    """Does the block return its own start address (a loop), with no return inside a loop?"""
+    found = False
+    for n in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(n, ast.For | ast.While | ast.AsyncFor):
+            if any(isinstance(m, ast.Return | ast.Continue | ast.Break) for m in ast.walk(n)):
+                return False
+        if isinstance(n, ast.Return) and isinstance(n.value, ast.Constant) and n.value.value == start:
+            found = True
+    return found
+
+
+def _make_loop(body: list[ast.stmt], start: int, n: int) -> list[ast.stmt]:
+    """Run the block body repeatedly while it branches back to its start and budget remains.
+
+    Every ``return pc`` becomes ``return (pc, it)``; a return of the start address
+    first continues the loop if fewer than ``budget`` iterations ran.  A block exit
+    after a code write counts the whole iterations before it.
+    """
+    it = ast.Name("it", ast.Load())
+
+    class Rewrite(ast.NodeTransformer):
+        def visit_Return(self, node: ast.Return) -> Any:
+            value = node.value
+            if isinstance(value, ast.Constant):
+                out: list[ast.stmt] = []
+                if value.value == start:
+                    out.append(ast.If(ast.Compare(it, [ast.Lt()], [ast.Name("budget", ast.Load())]),
+                                      [ast.Continue()], []))
+                out.append(ast.Return(ast.Tuple([value, it], ast.Load())))
+                return [ast.copy_location(s, node) for s in out]
+            assert value is not None
+            rv = ast.Name("r_loop", ast.Load())
+            again = ast.BoolOp(ast.And(), [ast.Compare(rv, [ast.Eq()], [ast.Constant(start)]),
+                                           ast.Compare(it, [ast.Lt()], [ast.Name("budget", ast.Load())])])
+            return [ast.copy_location(s, node) for s in (
+                ast.Assign([ast.Name("r_loop", ast.Store())], value),
+                ast.If(again, [ast.Continue()], []),
+                ast.Return(ast.Tuple([rv, it], ast.Load())))]
+
+        def visit_Raise(self, node: ast.Raise) -> Any:  # BlockExit(count, pc): add whole iterations
+            exc = node.exc
+            if (isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant)
+                    and isinstance(exc.func, ast.Name) and exc.func.id.startswith("BlockExit")):
+                exc.args[0] = ast.BinOp(ast.BinOp(ast.BinOp(it, ast.Sub(), ast.Constant(1)), ast.Mult(),
+                                                  ast.Constant(n)), ast.Add(), exc.args[0])
+            return node
+
+    rewritten = Rewrite().visit(ast.Module(body=body, type_ignores=[])).body
+    first_line = rewritten[0].lineno if rewritten else FIRST_LINE
+    bump = ast.AugAssign(ast.Name("it", ast.Store()), ast.Add(), ast.Constant(1))
+    init = ast.Assign([ast.Name("it", ast.Store())], ast.Constant(0))
+    loop = ast.While(ast.Constant(True), [bump] + rewritten, [])
+    for node in (bump, init):
+        _place(node, first_line)
+    _place(loop, first_line, shallow=True)
+    return [init, loop]
+
+
+def _observe_before_returns(stmts: list[ast.stmt], call: ast.Expr) -> list[ast.stmt]:
+    """Put an observer call before every ``return`` of the block's last instruction."""
+
+    class Insert(ast.NodeTransformer):
+        def visit_Return(self, node: ast.Return) -> Any:
+            if node.value is None or isinstance(node.value, ast.Constant):
+                return [ast.Expr(call.value), node]
+            tmp = ast.Name("r_obs", ast.Store())
+            return [ast.Assign([tmp], node.value), ast.Expr(call.value),
+                    ast.Return(ast.Name("r_obs", ast.Load()))]
+
+    module = Insert().visit(ast.Module(body=stmts, type_ignores=[]))
+    return list(module.body)
+
+
+def _place(node: ast.AST, line: int, *, shallow: bool = False) -> None:
+    """Give ``node`` (and its children) line ``line``: the line says which instruction raised."""
+    for n in ([node] if shallow else ast.walk(node)):
+        if "lineno" in n._attributes:
+            n.lineno = n.end_lineno = line  # type: ignore[attr-defined]
+            n.col_offset, n.end_col_offset = 0, 1  # type: ignore[attr-defined]
+
+
+def _hot_threshold() -> int:
+    raw = os.environ.get("TESSERA_BLOCK_HOT", "").strip()
+    try:
+        return max(1, int(raw)) if raw else HOT
+    except ValueError:
+        return HOT

@@ -1,0 +1,788 @@
+"""Inlining semantic functions into translated blocks: one decoded instruction → statements.
+
+The fast engine (:mod:`tessera.engine.blocks`) turns a straight-line run of decoded
+instructions into one generated Python function.  Calling each instruction's
+semantic function from it would save only the dispatch; inlining saves the calls
+too, and lets every operand become a literal: ``x[ins.rd] = (x[ins.rs1] + ins.imm) & M``
+decoded as ``addi a0, a0, 1`` becomes ``R_x[10] = R_x[10] + 1 & 4294967295``.
+
+Architecture plugins write nothing for this: the source of their ordinary semantic
+functions (``fn(agent, ins) -> next_pc | None``) is parsed once per function and
+specialised per instruction:
+
+* ``ins.<field>`` reads become constants (or bound objects) unless the function
+  stores into ``ins``.  Decoded instructions are immutable once in the decode cache
+  (``Architecture.refine`` runs before), which every plugin here respects;
+* ``agent.<register file>`` (or an attribute that *is* a register file list, such as
+  an alias ``self.gpr = self.r``) becomes a local bound once per block (``R_r``);
+  register files are created once and never rebound;
+* locals are renamed apart, closure cells and module globals are bound by value
+  (semantic functions must not rebind module globals they read — none does);
+* calls to plain Python functions and to methods of the agent are inlined too, a
+  few levels deep: helpers like ``thread.rd(index, pc)`` or ``_set(cpu, rd, v)``
+  vanish once their arguments are constants;
+* constants propagate and constant tests fold away (``if ins.rd:`` with ``rd = 0``
+  disappears);
+* a ``return`` in an instruction that may transfer control returns the block's next
+  PC; an early bare ``return`` elsewhere is rewritten into ``if``/``else`` structure.
+
+A function that cannot be inlined safely (no source, nested functions or scopes,
+``global``, loops or ``try`` around a ``return``, ...) is called instead — still
+correct, a little slower.  :func:`terminal` says whether a function may return a PC
+(so the block must end after it); without source the answer is "yes".
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import inspect
+import itertools
+import textwrap
+import types
+from typing import Any
+
+_SIMPLE = (int, bool, str, float, bytes, type(None))
+_UNSAFE_CALLS = {"locals", "vars", "eval", "exec", "super", "globals", "dir", "breakpoint"}
+_NO_SIDE_EFFECT_BUILTINS = {"int", "bool", "abs", "min", "max", "len"}
+MAX_NODES = 600   # per instruction once specialised (duplicated tails and inlined calls grow it)
+MAX_DEPTH = 3     # levels of calls inlined into a semantic function
+MAX_BODY = 240    # a semantic function bigger than this (AST nodes) is called, not inlined
+MAX_CALLEE = 120  # a helper bigger than this is called, not inlined
+
+
+class Reject(Exception):
+    """This function cannot be inlined; the block calls it instead."""
+
+
+def _is_none(value: ast.expr | None) -> bool:
+    return value is None or (isinstance(value, ast.Constant) and value.value is None)
+
+
+def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    return [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                    and isinstance(s.value.value, str))]
+
+
+class Template:
+    """What one code object's source says, parsed and checked once."""
+
+    __slots__ = ("body", "params", "local_names", "terminal", "param_stores", "escapes", "attr_stores",
+                 "expression", "size")
+
+    def __init__(self, fn: Any) -> None:
+        code = getattr(fn, "__code__", None)
+        if code is None or not isinstance(fn, types.FunctionType):
+            raise Reject("not a Python function")
+        try:
+            source = textwrap.dedent(inspect.getsource(fn))
+            tree = ast.parse(source)
+        except (OSError, TypeError, SyntaxError, IndentationError) as exc:
+            raise Reject(f"no source: {exc}") from None
+        node = tree.body[0] if tree.body else None
+        if not isinstance(node, ast.FunctionDef) or node.name != code.co_name:
+            raise Reject("source is not a plain function definition")
+        self.terminal = any(isinstance(n, ast.Return) and not _is_none(n.value) for n in ast.walk(node))
+        a = node.args
+        if a.posonlyargs or a.vararg or a.kwarg or a.kwonlyargs or a.defaults:
+            raise Reject("signature has defaults, keywords or varargs")
+        if code.co_cellvars:
+            raise Reject("has inner scopes")
+        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+            raise Reject("generator or coroutine")
+        self.params = [arg.arg for arg in a.args]
+        self.local_names = set(code.co_varnames) - set(self.params)
+        self.param_stores: set[str] = set()
+        self.attr_stores: dict[str, set[str]] = {p: set() for p in self.params}
+        self.escapes: set[str] = set()  # params used other than as ``param.attr``
+        body = _strip_docstring(node.body)
+        for n in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+                          | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+                          | ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom | ast.Await
+                          | ast.Starred | ast.Delete):
+                raise Reject(f"contains {type(n).__name__}")
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _UNSAFE_CALLS:
+                raise Reject(f"calls {n.func.id}()")
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in self.attr_stores \
+                    and not isinstance(n.ctx, ast.Load):
+                self.attr_stores[n.value.id].add(n.attr)
+            if isinstance(n, ast.Name) and n.id in self.params and not isinstance(n.ctx, ast.Load):
+                self.param_stores.add(n.id)
+        parents = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
+        for n in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(n, ast.Name) and n.id in self.params:
+                p = parents.get(id(n))
+                if not (isinstance(p, ast.Attribute) and p.value is n):
+                    self.escapes.add(n.id)
+        self.body = body
+        self.size = sum(1 for s in body for _ in ast.walk(s))
+        self.expression = _as_expression(body)
+
+
+def _as_expression(body: list[ast.stmt]) -> ast.expr | None:
+    """``if c: return a`` ... ``return z`` as one conditional expression (else ``None``)."""
+    if not body:
+        return None
+    last = body[-1]
+    if isinstance(last, ast.Return):
+        expr: ast.expr = last.value if last.value is not None else ast.Constant(None)
+    elif isinstance(last, ast.If) and len(last.body) == 1 and len(last.orelse) == 1 \
+            and isinstance(last.body[0], ast.Return) and isinstance(last.orelse[0], ast.Return):
+        t, f = last.body[0].value, last.orelse[0].value
+        expr = ast.IfExp(last.test, t or ast.Constant(None), f or ast.Constant(None))
+    else:
+        return None
+    for s in reversed(body[:-1]):
+        if not (isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], ast.Return)):
+            return None
+        expr = ast.IfExp(s.test, s.body[0].value or ast.Constant(None), expr)
+    return expr
+
+
+_templates: dict[Any, Template | str] = {}
+
+
+def template(fn: Any) -> Template | None:
+    """The parsed template of ``fn`` (``None`` if it cannot be inlined); cached per code object."""
+    key = getattr(fn, "__code__", None) or id(fn)
+    got = _templates.get(key)
+    if got is None:
+        try:
+            got = Template(fn)
+        except Reject as exc:
+            got = str(exc) or "rejected"
+        if hasattr(fn, "__code__"):
+            _templates[key] = got
+    return got if isinstance(got, Template) else None
+
+
+def rejection(fn: Any) -> str:
+    """Why ``fn`` is called rather than inlined ('' if it can be inlined)."""
+    t = template(fn)
+    if t is not None:
+        return ""
+    got = _templates.get(getattr(fn, "__code__", None))
+    return got if isinstance(got, str) else "not a Python function"
+
+
+def terminal(fn: Any) -> bool:
+    """May ``fn`` return a PC (end the block after it)?  ``True`` when unknown."""
+    t = template(fn)
+    if t is not None:
+        return t.terminal
+    if not isinstance(fn, types.FunctionType):
+        return True
+    try:
+        node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except Exception:  # noqa: BLE001 - no source: assume the worst
+        return True
+    return any(isinstance(n, ast.Return) and not _is_none(n.value) for n in ast.walk(node))
+
+
+# --------------------------------------------------------------------------- binding names
+
+
+class Binder:
+    """Names the generated block refers to: objects bound into its namespace."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {}
+        self._ids: dict[tuple[str, int], str] = {}
+        self.sites = itertools.count()
+
+    def bind(self, hint: str, value: Any) -> str:
+        key = (hint, id(value))
+        name = self._ids.get(key)
+        if name is None:
+            name = f"{hint}_{len(self._ids)}"
+            self._ids[key] = name
+            self.namespace[name] = value
+        return name
+
+    def value(self, name: str) -> Any:
+        return self.namespace.get(name)
+
+
+def _hint(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)[:24] or "v"
+
+
+class Context:
+    """What specialising one block needs: the binder, the agent's register files, ..."""
+
+    def __init__(self, binder: Binder, regfiles: dict[str, str], used: set[str], agent: Any) -> None:
+        self.binder = binder
+        #: attribute name on the agent -> register file it is (``x``, or an alias like ``gpr``)
+        self.regfiles = regfiles
+        self.used = used
+        self.agent = agent
+
+
+class _Specialise(ast.NodeTransformer):
+    """Rename one function body into the block: parameters, locals, free names, ``ins`` fields."""
+
+    def __init__(self, t: Template, fn: Any, site: int, subst: dict[str, ast.expr], ctx: Context,
+                 ins: Any = None, ins_param: str | None = None) -> None:
+        self.t, self.site, self.subst, self.ctx = t, site, subst, ctx
+        self.ins, self.ins_param = ins, ins_param
+        self.fold_ins = ins is not None and ins_param is not None and not t.attr_stores.get(ins_param)
+        code = fn.__code__
+        self.free = dict(zip(code.co_freevars, fn.__closure__ or (), strict=True))
+        self.globals = fn.__globals__
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        name = node.id
+        if name in self.subst:
+            if not isinstance(node.ctx, ast.Load):
+                raise Reject(f"stores to substituted parameter {name}")
+            return ast.copy_location(copy.deepcopy(self.subst[name]), node)
+        if name in self.t.local_names or name in self.t.params:
+            return ast.copy_location(ast.Name(f"{name}_L{self.site}", node.ctx), node)
+        if not isinstance(node.ctx, ast.Load):
+            raise Reject(f"stores to non-local {name}")
+        if name in self.free:
+            try:
+                value = self.free[name].cell_contents
+            except ValueError:
+                raise Reject(f"empty closure cell {name}") from None
+        elif name in self.globals:
+            value = self.globals[name]
+        elif hasattr(builtins, name):
+            return node
+        else:
+            raise Reject(f"unknown name {name}")
+        if isinstance(value, _SIMPLE):
+            return ast.copy_location(ast.Constant(value), node)
+        return ast.copy_location(ast.Name(self.ctx.binder.bind(_hint(name), value), ast.Load()), node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        base = node.value
+        if (self.fold_ins and isinstance(base, ast.Name) and base.id == self.ins_param
+                and isinstance(node.ctx, ast.Load)):
+            try:
+                value = getattr(self.ins, node.attr)
+            except AttributeError:
+                return self.generic_visit(node)  # raises at run time, as it would unfolded
+            if isinstance(value, _SIMPLE):
+                return ast.copy_location(ast.Constant(value), node)
+            if isinstance(value, types.FunctionType | types.BuiltinFunctionType | types.MethodType
+                          | tuple | frozenset):
+                return ast.copy_location(ast.Name(self.ctx.binder.bind(_hint(node.attr), value),
+                                                  ast.Load()), node)
+            return self.generic_visit(node)
+        return _regfile(self.generic_visit(node), self.ctx)
+
+
+def _regfile(node: Any, ctx: Context) -> Any:
+    """``cpu.<register file>`` → ``R_<file>`` (bound once in the block's prologue)."""
+    if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
+            and node.value.id == "cpu" and node.attr in ctx.regfiles):
+        rf = ctx.regfiles[node.attr]
+        ctx.used.add(rf)
+        return ast.copy_location(ast.Name(f"R_{rf}", ast.Load()), node)
+    return node
+
+
+# --------------------------------------------------------------------------- constant propagation
+
+
+class _Eval:
+    @staticmethod
+    def const(node: ast.expr) -> Any:
+        expr = ast.fix_missing_locations(ast.Expression(body=node))
+        return eval(compile(expr, "<fold>", "eval"), {"__builtins__": {}})  # noqa: S307 - literals only
+
+
+class _FoldExpr(ast.NodeTransformer):
+    """Substitute known constants for names and fold constant sub-expressions."""
+
+    def __init__(self, env: dict[str, Any]) -> None:
+        self.env = env
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        if isinstance(node.ctx, ast.Load) and node.id in self.env:
+            return ast.copy_location(ast.Constant(self.env[node.id]), node)
+        return node
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> Any:
+        node.value = self.visit(node.value)
+        self.env.pop(node.target.id, None)
+        return node
+
+    def _try(self, node: Any) -> Any:
+        if all(isinstance(c, ast.Constant) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)):
+            try:
+                value = _Eval.const(node)
+            except Exception:  # noqa: BLE001 - e.g. 1 // 0: leave it to raise at run time
+                return node
+            if isinstance(value, _SIMPLE):
+                return ast.copy_location(ast.Constant(value), node)
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        self.generic_visit(node)
+        return self._try(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        self.generic_visit(node)
+        return self._try(node)
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        self.generic_visit(node)
+        return self._try(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        values = [self.visit(v) for v in node.values]
+        is_and = isinstance(node.op, ast.And)
+        kept: list[ast.expr] = []
+        for i, v in enumerate(values):
+            if isinstance(v, ast.Constant) and i < len(values) - 1:
+                if bool(v.value) == is_and:  # `True and x`, `False or x`: does not decide
+                    continue
+                if not kept:                 # `False and x`, `True or x`: decides
+                    return v
+                kept.append(v)
+                break
+            kept.append(v)
+        if len(kept) == 1:
+            return kept[0]
+        node.values = kept
+        return self._try(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        node.test = self.visit(node.test)
+        if isinstance(node.test, ast.Constant):
+            return self.visit(node.body if node.test.value else node.orelse)
+        node.body = self.visit(node.body)
+        node.orelse = self.visit(node.orelse)
+        return node
+
+
+def _stored_names(nodes: list[ast.stmt]) -> set[str]:
+    return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+
+
+def propagate(stmts: list[ast.stmt], env: dict[str, Any] | None = None) -> list[ast.stmt]:
+    """Constant propagation and folding over structured code (no ``goto``: exact by construction).
+
+    Names assigned a constant are replaced by it until reassigned; an ``if`` whose test
+    folds keeps one branch; after a non-constant ``if`` only the facts both branches
+    agree on survive; loops, ``with`` and ``try`` forget what they may assign.
+    """
+    env = {} if env is None else env
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.If):
+            s.test = _FoldExpr(env).visit(s.test)
+            if isinstance(s.test, ast.Constant):
+                out.extend(propagate(s.body if s.test.value else s.orelse, env))
+                continue
+            env_a, env_b = dict(env), dict(env)
+            s.body = propagate(s.body, env_a) or [ast.Pass()]
+            s.orelse = propagate(s.orelse, env_b)
+            env.clear()
+            env.update({k: v for k, v in env_a.items() if k in env_b and env_b[k] == v
+                        and type(env_b[k]) is type(v)})
+            out.append(s)
+            continue
+        if isinstance(s, ast.For | ast.While | ast.With | ast.Try):
+            for name in _stored_names([s]):
+                env.pop(name, None)
+            inner = dict(env)
+            for field in ("body", "orelse", "finalbody"):
+                part = getattr(s, field, None)
+                if part:
+                    setattr(s, field, propagate(part, dict(inner)) or [ast.Pass()])
+            for h in getattr(s, "handlers", []):
+                h.body = propagate(h.body, dict(inner)) or [ast.Pass()]
+            if isinstance(s, ast.While):
+                s.test = _FoldExpr(dict(inner)).visit(s.test)
+            if isinstance(s, ast.For):
+                s.iter = _FoldExpr(dict(env)).visit(s.iter)
+            if isinstance(s, ast.With):
+                for item in s.items:
+                    item.context_expr = _FoldExpr(dict(env)).visit(item.context_expr)
+            out.append(s)
+            continue
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            s.value = _FoldExpr(env).visit(s.value)
+            name = s.targets[0].id
+            if isinstance(s.value, ast.Constant) and isinstance(s.value.value, _SIMPLE):
+                env[name] = s.value.value
+            else:
+                env.pop(name, None)
+            out.append(s)
+            continue
+        if isinstance(s, ast.AugAssign):
+            s.value = _FoldExpr(env).visit(s.value)
+            if isinstance(s.target, ast.Name):
+                env.pop(s.target.id, None)
+            else:
+                s.target = _FoldExpr(env).visit(s.target)
+            out.append(s)
+            continue
+        s = _FoldExpr(env).visit(s)
+        for name in _stored_names([s]):
+            env.pop(name, None)
+        out.append(s)
+    return out
+
+
+def _pure(node: ast.AST) -> bool:
+    return not any(isinstance(n, ast.Call | ast.NamedExpr | ast.Await | ast.Yield) for n in ast.walk(node))
+
+
+class _Put(ast.NodeTransformer):
+    """Replace one particular ``Name`` node by an expression."""
+
+    def __init__(self, target: ast.Name, value: ast.expr) -> None:
+        self.target, self.value = target, value
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        return copy.deepcopy(self.value) if node is self.target else node
+
+
+def forward(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Fold single-use temporaries into the next statement: ``a = R_r[2]; b = a + 1`` → ``b = R_r[2] + 1``.
+
+    Only when the local is stored once and read once, that read is in the very next
+    statement, and both are free of calls — so nothing can run between the original
+    evaluation and the new one, and the order of reads is unchanged.
+    """
+    stores: dict[str, int] = {}
+    loads: dict[str, int] = {}
+    for st in stmts:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name):
+                table = loads if isinstance(n.ctx, ast.Load) else stores
+                table[n.id] = table.get(n.id, 0) + 1
+    out = list(stmts)
+    i = len(out) - 2
+    while i >= 0:
+        st, nxt = out[i], out[i + 1]
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and "_L" in st.targets[0].id and stores.get(st.targets[0].id) == 1
+                and loads.get(st.targets[0].id) == 1 and _pure(st.value) and _pure(nxt)
+                and not isinstance(nxt, ast.If | ast.For | ast.While | ast.With | ast.Try)):
+            name, value = st.targets[0].id, st.value
+            used = [n for n in ast.walk(nxt) if isinstance(n, ast.Name) and n.id == name
+                    and isinstance(n.ctx, ast.Load)]
+            if len(used) == 1:
+                out[i + 1] = _Put(used[0], value).visit(nxt)
+                del out[i]
+        i -= 1
+    for st in out:
+        for field in ("body", "orelse"):
+            part = getattr(st, field, None)
+            if isinstance(part, list) and part and isinstance(part[0], ast.stmt):
+                setattr(st, field, forward(part))
+    return out
+
+
+def drop_dead_locals(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Drop assignments to renamed locals (``*_L<n>``) nobody reads any more (propagation
+    replaced the reads by literals); values with calls stay, for their effects."""
+    loaded = {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+    class Drop(ast.NodeTransformer):
+        def visit_Assign(self, node: ast.Assign) -> Any:
+            t = node.targets[0] if len(node.targets) == 1 else None
+            if (isinstance(t, ast.Name) and "_L" in t.id and t.id not in loaded
+                    and not any(isinstance(n, ast.Call | ast.NamedExpr) for n in ast.walk(node.value))):
+                return None
+            return node
+
+    module = Drop().visit(ast.Module(body=stmts, type_ignores=[]))
+    _fill_empty(module)
+    return list(module.body)
+
+
+# --------------------------------------------------------------------------- returns
+
+
+def _has_return(stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+
+
+def _always_returns(stmts: list[ast.stmt]) -> bool:
+    """Does every path through ``stmts`` end in ``return`` or ``raise``?"""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return | ast.Raise):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    return False
+
+
+def eliminate_returns(stmts: list[ast.stmt], result: str | None = None) -> list[ast.stmt]:
+    """Rewrite returns into structure: ``if c: A; return`` + ``B`` becomes ``if c: A`` ``else: B``.
+
+    With ``result`` (inlining ``t = f(...)``) a ``return v`` becomes ``t = v`` and falling
+    off the end ``t = None``; without, a returned value is still evaluated if it could
+    have effects.  A return inside a loop, ``with`` or ``try``: :class:`Reject`.
+    """
+    out: list[ast.stmt] = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.Return):
+            value = s.value if s.value is not None else ast.Constant(None)
+            if result is not None:
+                out.append(ast.copy_location(ast.Assign([ast.Name(result, ast.Store())], value), s))
+            elif any(isinstance(n, ast.Call) for n in ast.walk(value)):
+                out.append(ast.copy_location(ast.Expr(value), s))
+            return out
+        if isinstance(s, ast.If) and _has_return([s]):
+            rest = stmts[i + 1:]
+            body_ends, else_ends = _always_returns(s.body), _always_returns(s.orelse)
+            if not (body_ends or else_ends) and rest and sum(1 for r in rest for _ in ast.walk(r)) > 80:
+                raise Reject("an early return would duplicate a large tail")
+            body = eliminate_returns(s.body + ([] if body_ends else copy.deepcopy(rest)), result)
+            orelse = eliminate_returns(s.orelse + ([] if else_ends else rest), result)
+            out.append(ast.If(test=s.test, body=body or [ast.Pass()], orelse=orelse))
+            return out
+        if _has_return([s]):
+            raise Reject(f"return inside {type(s).__name__}")
+        out.append(s)
+    if result is not None:
+        out.append(ast.Assign([ast.Name(result, ast.Store())], ast.Constant(None)))
+    return out
+
+
+class _TerminalReturns(ast.NodeTransformer):
+    """In the block's last instruction a ``return`` returns the block's next PC."""
+
+    def __init__(self, fallthrough: int, k: int) -> None:
+        self.fallthrough = fallthrough
+        self.k = k
+
+    def visit_Return(self, node: ast.Return) -> Any:
+        value = node.value
+        if _is_none(value):
+            return ast.copy_location(ast.Return(ast.Constant(self.fallthrough)), node)
+        if isinstance(value, ast.Constant):
+            return node
+        if isinstance(value, ast.IfExp):  # `return t if c else None`: a branch, as statements
+            branches = [self.visit_Return(ast.copy_location(ast.Return(v), node)) for v in (value.body, value.orelse)]
+            return ast.copy_location(ast.If(value.test, [branches[0]], [branches[1]]), node)
+        r = f"r_L{self.k}"
+        assert value is not None
+        test = ast.Compare(ast.NamedExpr(ast.Name(r, ast.Store()), value), [ast.Is()], [ast.Constant(None)])
+        return ast.copy_location(
+            ast.Return(ast.IfExp(test, ast.Constant(self.fallthrough), ast.Name(r, ast.Load()))), node)
+
+
+# --------------------------------------------------------------------------- calls
+
+
+def _atom(node: ast.expr) -> bool:
+    """Cheap and free of effects, so it may be evaluated late or twice inside an expression."""
+    if isinstance(node, ast.Constant | ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return isinstance(node.value, ast.Name)
+    if isinstance(node, ast.Subscript):
+        return (isinstance(node.value, ast.Name) or _atom(node.value)) and isinstance(node.slice, ast.Constant)
+    return False
+
+
+def _fixed(node: ast.expr, ctx: Context) -> bool:
+    """Safe to substitute for a parameter of an inlined *statement* body (cannot change meanwhile):
+    a literal, the agent, a renamed local, a register-file local or a bound object."""
+    if isinstance(node, ast.Constant):
+        return True
+    if not isinstance(node, ast.Name):
+        return False
+    name = node.id
+    return name == "cpu" or "_L" in name or name.startswith("R_") or name in ctx.binder.namespace
+
+
+class _Calls:
+    """Inline one level of calls to plain functions and agent methods."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.changed = False
+
+    def resolve(self, func: ast.expr) -> tuple[Any, ast.expr | None]:
+        """``(function, receiver)`` for a call target known at translation time, else ``(None, None)``."""
+        if isinstance(func, ast.Name):
+            value = self.ctx.binder.value(func.id)
+            if isinstance(value, types.FunctionType):
+                return value, None
+            return None, None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "cpu":
+            agent = self.ctx.agent
+            if agent is None or func.attr in getattr(agent, "__dict__", {}):
+                return None, None
+            try:
+                meth = inspect.getattr_static(type(agent), func.attr)
+            except AttributeError:
+                return None, None
+            if isinstance(meth, types.FunctionType):
+                return meth, ast.Name("cpu", ast.Load())
+        return None, None
+
+    def _prepare(self, call: ast.Call) -> tuple[Any, Template, list[ast.expr]] | None:
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        fn, receiver = self.resolve(call.func)
+        if fn is None:
+            return None
+        t = template(fn)
+        if t is None or t.size > MAX_CALLEE:
+            return None
+        args = ([receiver] if receiver is not None else []) + list(call.args)
+        if len(args) != len(t.params):
+            return None
+        return fn, t, args
+
+    def expression(self, node: ast.expr) -> ast.expr:
+        """Inline calls to expression functions (``if c: return a`` ... ``return z``) in ``node``."""
+        calls = self
+
+        class Expr(ast.NodeTransformer):
+            def visit_Call(self, call: ast.Call) -> Any:
+                self.generic_visit(call)
+                got = calls._prepare(call)
+                if got is None:
+                    return call
+                fn, t, args = got
+                if t.expression is None or not all(_atom(a) for a in args):
+                    return call
+                site = next(calls.ctx.binder.sites)
+                subst = dict(zip(t.params, args, strict=True))
+                try:
+                    spec = _Specialise(t, fn, site, subst, calls.ctx)
+                    expr = spec.visit(copy.deepcopy(t.expression))
+                except Reject:
+                    return call
+                calls.changed = True
+                return ast.copy_location(expr, call)
+
+        return Expr().visit(node)
+
+    def statements(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for s in stmts:
+            out.extend(self.statement(s))
+        return out
+
+    def statement(self, s: ast.stmt) -> list[ast.stmt]:
+        for field in ("body", "orelse", "finalbody"):
+            part = getattr(s, field, None)
+            if isinstance(part, list) and part and isinstance(part[0], ast.stmt):
+                setattr(s, field, self.statements(part))
+        for h in getattr(s, "handlers", []):
+            h.body = self.statements(h.body)
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+            got = self.procedure(s.value, None)
+            if got is not None:
+                return got
+        if (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                and isinstance(s.value, ast.Call)):
+            got = self.procedure(s.value, s.targets[0].id)
+            if got is not None:
+                return got
+        for field, value in ast.iter_fields(s):
+            if isinstance(value, ast.expr):
+                setattr(s, field, self.expression(value))
+            elif isinstance(value, list):
+                setattr(s, field, [self.expression(v) if isinstance(v, ast.expr) else v for v in value])
+        return [s]
+
+    def procedure(self, call: ast.Call, result: str | None) -> list[ast.stmt] | None:
+        """Inline ``f(args)`` / ``t = f(args)`` as statements (arguments evaluated first, in order)."""
+        got = self._prepare(call)
+        if got is None:
+            return None
+        fn, t, args = got
+        args = [self.expression(a) for a in args]
+        site = next(self.ctx.binder.sites)
+        pre: list[ast.stmt] = []
+        subst: dict[str, ast.expr] = {}
+        for p, a in zip(t.params, args, strict=True):
+            if p not in t.param_stores and _fixed(a, self.ctx):
+                subst[p] = a
+            else:
+                tmp = f"{p}_L{site}"
+                pre.append(ast.copy_location(ast.Assign([ast.Name(tmp, ast.Store())], a), call))
+                # the body's own renaming turns the parameter into this same local
+        try:
+            spec = _Specialise(t, fn, site, subst, self.ctx)
+            body = [spec.visit(s) for s in copy.deepcopy(t.body)]
+            body = eliminate_returns(body, result)
+        except Reject:
+            return None
+        self.changed = True
+        return pre + body
+
+
+# --------------------------------------------------------------------------- one instruction
+
+
+def _fill_empty(tree: ast.AST) -> None:
+    """Folding can empty a compound statement's body; Python needs at least ``pass``."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.stmt):
+            body = getattr(n, "body", None)
+            if isinstance(body, list) and not body:
+                body.append(ast.Pass())
+
+
+def specialise(fn: Any, ins: Any, k: int, ctx: Context, *, last: bool) -> list[ast.stmt] | None:
+    """Statements executing ``fn(agent, ins)`` inline as the ``k``-th instruction of a block.
+
+    ``None`` when ``fn`` cannot be inlined.  When ``last`` the statements end by
+    returning the next PC.
+    """
+    t = template(fn)
+    if t is None or len(t.params) != 2 or t.param_stores or t.size > MAX_BODY:
+        return None
+    cpu_param, ins_param = t.params
+    try:
+        site = next(ctx.binder.sites)
+        subst: dict[str, ast.expr] = {cpu_param: ast.Name("cpu", ast.Load()),
+                                      ins_param: ast.Name(ctx.binder.bind("I", ins), ast.Load())}
+        spec = _Specialise(t, fn, site, subst, ctx, ins=ins, ins_param=ins_param)
+        spec.fold_ins = not t.attr_stores.get(ins_param)
+        body = [spec.visit(s) for s in copy.deepcopy(t.body)]
+        body = propagate(body)
+        for _ in range(MAX_DEPTH):
+            calls = _Calls(ctx)
+            body = calls.statements(body)
+            if not calls.changed:
+                break
+            body = propagate(body)
+        if t.terminal:
+            if not last:
+                raise Reject("a control transfer must end its block")
+            body = [_TerminalReturns(ins.next, k).visit(s) for s in body]
+            body.append(ast.Return(ast.Constant(ins.next)))
+        else:
+            body = eliminate_returns(body)
+            if last:
+                body.append(ast.Return(ast.Constant(ins.next)))
+        body = drop_dead_locals(forward(body))
+        module = ast.Module(body=body, type_ignores=[])
+        _fill_empty(module)
+        body = module.body
+        if sum(1 for s in body for _ in ast.walk(s)) > MAX_NODES:
+            raise Reject("too large once specialised")
+    except Reject:
+        return None
+    return body
+
+
+def may_write(stmts: list[ast.stmt]) -> bool:
+    """Could these statements write memory (and so invalidate code)?  Any non-trivial call could."""
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Name) and f.id in _NO_SIDE_EFFECT_BUILTINS:
+                    continue
+                return True
+    return False

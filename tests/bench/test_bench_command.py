@@ -1,0 +1,188 @@
+"""``tessera bench``: the JSON report, checked results, skips, consistent ratios, exit statuses.
+
+Sizes are tiny (see conftest.py); nothing here asserts anything about speed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from tessera.bench import WORKLOAD_NAMES
+from tessera.bench.runner import WORKLOADS
+
+HAVE_RISCEMU = importlib.util.find_spec("riscemu") is not None
+SCALAR = ("phoenix", "rv32")
+
+
+def assert_rates_consistent(entry):
+    for name, v in entry["variants"].items():
+        assert v["count"] > 0 and v["seconds"] > 0, name
+        assert v["rate"] == v["count"] / v["seconds"], name
+
+
+def test_the_workload_names_are_the_runners():
+    assert tuple(WORKLOADS) == WORKLOAD_NAMES
+
+
+def test_json_report_has_every_workload_with_a_checked_result(bench):
+    run = bench("--json")
+    assert run.code == 0, run.err
+    report = run.report
+    assert report["ok"] is True and report["failures"] == []
+    assert list(report["workloads"]) == list(WORKLOAD_NAMES)
+    facts = report["machine"]
+    for key in ("cpu", "cores", "python", "numpy", "riscemu", "date", "tessera"):
+        assert key in facts, key
+    assert facts["cpu"] and facts["cores"] >= 1
+    for name, entry in report["workloads"].items():
+        if entry["status"] == "skipped":        # e.g. tracing before tessera-trace is installed
+            assert entry["note"], name
+            continue
+        assert entry["status"] == "ok", (name, entry["error"])
+        check = entry["check"]
+        assert check["passed"] is True and check["samples_checked"] >= len(entry["variants"]) >= 1, name
+        assert "expected" in check and check["what"], name
+        assert_rates_consistent(entry)
+    for name in ("phoenix", "rv32", "sfpu", "hooks"):   # the plugins of this repository are installed
+        assert report["workloads"][name]["status"] == "ok", name
+    assert {t["name"] for t in report["targets"]} == {
+        "rv32-vs-riscemu", "phoenix-vs-riscemu", "idle-hooks", "text-tracing", "sfpu"}
+
+
+def test_scalar_workloads_run_on_both_engines_and_their_ratios_come_from_the_rates(bench):
+    report = bench("--json", "--only", "phoenix,rv32,riscemu").report
+    peer = report["workloads"]["riscemu"]
+    for name in SCALAR:
+        entry = report["workloads"][name]
+        fast, step = entry["variants"]["fast"], entry["variants"]["step"]
+        assert (fast["engine"], step["engine"]) == ("fast", "step")
+        assert entry["derived"]["fast_over_step"] == fast["rate"] / step["rate"]
+        if peer["status"] == "ok":
+            rate = peer["variants"]["riscemu"]["rate"]
+            assert entry["vs_riscemu"] == {"fast": fast["rate"] / rate, "step": step["rate"] / rate}
+        else:
+            assert entry["vs_riscemu"] == {"fast": None, "step": None}
+    targets = {t["name"]: t for t in report["targets"]}
+    if peer["status"] == "ok":
+        value = report["workloads"]["rv32"]["vs_riscemu"]["fast"]
+        assert targets["rv32-vs-riscemu"]["value"] == value
+        assert targets["rv32-vs-riscemu"]["met"] == (value >= 20)
+    assert targets["sfpu"]["met"] is None       # not selected: neither met nor missed
+
+
+def test_hooks_and_sfpu_derived_numbers_come_from_the_rates(bench):
+    report = bench("--json", "--only", "hooks", "--only", "sfpu").report
+    assert list(report["workloads"]) == ["sfpu", "hooks"]      # report order, whatever the order given
+    hooks = report["workloads"]["hooks"]
+    v = hooks["variants"]
+    assert list(v) == ["riscv-only", "idle-hooks", "observed", "subscribed"]
+    assert hooks["derived"]["idle_overhead_percent"] == (
+        v["riscv-only"]["rate"] / v["idle-hooks"]["rate"] - 1.0) * 100.0
+    sfpu = report["workloads"]["sfpu"]
+    ns = sfpu["derived"]["ns_per_instruction"]
+    assert set(ns) == {"kernel", "sfpnop", "numpy-floor"}
+    for name, value in ns.items():
+        assert value == 1e9 / sfpu["variants"][name]["rate"]
+    assert sfpu["derived"]["kernel_over_floor"] == ns["kernel"] / ns["numpy-floor"]
+    assert sfpu["variants"]["kernel"]["max_relative_error"] < 1e-5
+    targets = {t["name"]: t for t in report["targets"]}
+    assert targets["idle-hooks"]["value"] == hooks["derived"]["idle_overhead_percent"]
+    assert targets["sfpu"]["value"] == ns["kernel"]
+
+
+def test_a_disabled_plugin_is_a_skip_note_not_a_failure(bench):
+    run = bench("--no-plugin", "tensix", "bench", "--json", "--only", "sfpu,rv32")
+    assert run.code == 0, run.err
+    sfpu = run.report["workloads"]["sfpu"]
+    assert sfpu["status"] == "skipped" and sfpu["variants"] == {}
+    assert "'tensix'" in sfpu["note"] and "disabled" in sfpu["note"]
+    assert run.report["workloads"]["rv32"]["status"] == "ok"
+    assert {t["name"]: t["met"] for t in run.report["targets"]}["sfpu"] is None
+
+
+def test_the_environment_can_disable_a_plugin_too(bench, monkeypatch):
+    monkeypatch.setenv("TESSERA_DISABLE_PLUGINS", "phoenix")
+    run = bench("--json", "--only", "phoenix")
+    assert run.code == 0, run.err
+    entry = run.report["workloads"]["phoenix"]
+    assert entry["status"] == "skipped" and "phoenix" in entry["note"]
+
+
+def test_without_riscemu_the_ratios_are_null_and_the_note_says_how_to_install(bench, monkeypatch):
+    monkeypatch.setattr("tessera.bench.peer.riscemu_version", lambda: None)
+    run = bench("--json", "--only", "rv32,riscemu")
+    assert run.code == 0, run.err
+    peer = run.report["workloads"]["riscemu"]
+    assert peer["status"] == "skipped" and "pip install" in peer["note"]
+    rv32 = run.report["workloads"]["rv32"]
+    assert rv32["vs_riscemu"] == {"fast": None, "step": None} and "riscemu" in rv32["note"]
+    assert {t["name"]: t["met"] for t in run.report["targets"]}["rv32-vs-riscemu"] is None
+
+
+@pytest.mark.skipif(not HAVE_RISCEMU, reason="riscemu is not installed (pip install riscemu)")
+def test_riscemu_runs_the_same_sum(bench):
+    entry = bench("--json", "--only", "riscemu").report["workloads"]["riscemu"]
+    assert entry["status"] == "ok" and entry["check"]["passed"]
+    n = entry["size"]["iterations"]
+    assert entry["check"]["expected"] == n * (n + 1) // 2
+    assert entry["variants"]["riscemu"]["count"] == 3 * n + 5     # three setup, 3 per iteration, exit
+
+
+def test_the_iteration_count_follows_the_scale(bench):
+    small = bench("--json", "--only", "rv32", "--scale", "0.0001", "--repeat", "1", tiny=False).report
+    large = bench("--json", "--only", "rv32", "--scale", "0.0003", "--repeat", "1", tiny=False).report
+    a, b = small["workloads"]["rv32"], large["workloads"]["rv32"]
+    assert (a["size"]["iterations"], b["size"]["iterations"]) == (30, 90)
+    assert (a["check"]["expected"], b["check"]["expected"]) == (465, 4095)
+    assert b["variants"]["step"]["count"] - a["variants"]["step"]["count"] == 3 * 60
+
+
+def test_a_wrong_result_fails_loudly_with_exit_status_1(bench, monkeypatch):
+    monkeypatch.setattr("tessera.bench.rv32.expected_sum", lambda n: 12345)
+    run = bench("--json", "--only", "rv32,hooks")
+    assert run.code == 1
+    assert "tessera bench: FAILED rv32: fast: wrong result: result is" in run.err
+    assert "FAILED hooks" in run.err
+    report = run.report
+    assert report["ok"] is False and len(report["failures"]) == 2
+    assert report["workloads"]["rv32"]["status"] == "failed"
+
+
+def test_a_wrong_result_is_shown_in_the_table_too(bench, monkeypatch):
+    monkeypatch.setattr("tessera.bench.phoenix.expected_sum", lambda n: 1)
+    run = bench("--only", "phoenix")
+    assert run.code == 1
+    assert "FAILED" in run.out and "wrong result: r2 is" in run.err
+
+
+def test_check_exits_1_only_when_a_target_is_missed(bench, monkeypatch):
+    from tessera.bench import targets
+
+    impossible = targets.Target("impossible", "idle hooks cost less than -1000 %",
+                                ("hooks", "derived", "idle_overhead_percent"), -1000.0, False, "%")
+    monkeypatch.setattr(targets, "TARGETS", (impossible,))
+    assert bench("--json", "--only", "hooks").code == 0
+    run = bench("--json", "--only", "hooks", "--check")
+    assert run.code == 1 and "target(s) not met: impossible" in run.err
+    assert run.report["targets"][0]["met"] is False
+
+
+def test_text_output_has_the_tables_and_the_machine(bench):
+    run = bench("--only", "rv32,riscemu")
+    assert run.code == 0, run.err
+    for needle in ("tessera bench", "workload", "M instr/s", "targets", "cores", "rv32"):
+        assert needle in run.out, needle
+
+
+def test_unknown_workload_is_a_usage_error(bench):
+    run = bench("--only", "nosuch")
+    assert run.code == 2
+    assert "unknown workload 'nosuch'" in run.err and run.out == ""
+
+
+def test_quick_sets_a_small_scale_and_one_round(bench):
+    report = bench("--json", "--quick", "--only", "rv32", tiny=False).report
+    assert report["settings"] == {"repeat": 1, "scale": 0.1, "only": ["rv32"]}
+    assert report["workloads"]["rv32"]["size"]["iterations"] == 30_000
