@@ -8,11 +8,28 @@ the same name, so tables and semantics grow separately.  Signature:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from tessera.engine.inline import no_inline
 from tessera.isa.registry import SemanticsRegistry
 
 REGISTRY = SemanticsRegistry(__name__, __path__)
-#: decorator: ``@op("name")`` registers a semantic function
-op = REGISTRY.op
+
+
+def op(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: ``@op("name")`` registers a semantic function.
+
+    The fast engine's blocks *call* Tensix semantic functions rather than inline them
+    (:func:`tessera.engine.inline.no_inline`): their time goes into numpy and numba
+    kernels, so inlining would save one call and cost milliseconds of translation.
+    """
+    register = REGISTRY.op(*names)
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return register(no_inline(fn))
+
+    return deco
 
 
 def load_all() -> SemanticsRegistry:

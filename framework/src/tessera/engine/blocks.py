@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
+import types
 from typing import Any
 
 import structlog
@@ -140,7 +141,7 @@ class BlockBuilder:
             if ins is None or not ins.blockable:
                 break
             run.append(ins)
-            if inline.terminal(ins.semantic):
+            if inline.terminal(_semantic(ins)):
                 break
             address = ins.next
         block = Block(pc, run)
@@ -178,7 +179,7 @@ class BlockBuilder:
         block_name = binder.bind("B", block)
         exit_name = binder.bind("BlockExit", BlockExit)
         for k, ins in enumerate(block.ins):
-            fn = ins.semantic
+            fn = _semantic(ins)
             stmts = inline.specialise(fn, ins, k, ctx, last=k == last)
             if stmts is None:
                 stmts = self._call(fn, ins, k, binder, last=k == last)
@@ -234,15 +235,31 @@ class BlockBuilder:
 
     @staticmethod
     def _call(fn: Any, ins: Any, k: int, binder: inline.Binder, *, last: bool) -> list[ast.stmt]:
-        """Statements calling ``fn(cpu, ins)`` for an instruction that is not inlined."""
-        call = ast.Call(ast.Name(binder.bind("S", fn), ast.Load()),
-                        [ast.Name("cpu", ast.Load()), ast.Name(binder.bind("I", ins), ast.Load())], [])
+        """Statements calling ``fn(cpu, ins)`` for an instruction that is not inlined.
+
+        A semantic that is not a plain function (a callable object) may rebind ``ins.run``
+        when it runs — Tensix's lazily resolved semantics do — so unless observers wrap
+        it, the block calls ``ins.run`` as found at run time, exactly as stepping does.
+        """
+        insname = binder.bind("I", ins)
+        if isinstance(fn, types.FunctionType) or ins.observers:
+            target: ast.expr = ast.Name(binder.bind("S", fn), ast.Load())
+        else:
+            target = ast.Attribute(ast.Name(insname, ast.Load()), "run", ast.Load())
+        call = ast.Call(target, [ast.Name("cpu", ast.Load()), ast.Name(insname, ast.Load())], [])
         if not last:
             return [ast.Expr(call)]
         r = f"r_L{k}"
         return [ast.Assign([ast.Name(r, ast.Store())], call),
                 ast.Return(ast.IfExp(ast.Compare(ast.Name(r, ast.Load()), [ast.Is()], [ast.Constant(None)]),
                                      ast.Constant(ins.next), ast.Name(r, ast.Load())))]
+
+
+def _semantic(ins: Any) -> Any:
+    """What a block runs for ``ins``: its semantic function — or, if the semantics rebound
+    ``ins.run`` since the fill (a lazily resolved function), the function it chose."""
+    run = ins.run
+    return ins.semantic if run is ins.installed else run
 
 
 def _loops_to(body: list[ast.stmt], start: int) -> bool:

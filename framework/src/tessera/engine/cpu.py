@@ -94,8 +94,6 @@ class CpuAgent(Agent):
                 if fast:
                     while k < room and cycles < cycle_limit:
                         b = blocks.get(pc)
-                        if b is None:
-                            b = build(pc, self)
                         if b is not None and k + b.n <= room and cycles + b.guard < cycle_limit:
                             try:
                                 if b.loop:  # as many whole iterations as the budgets allow
@@ -125,10 +123,12 @@ class CpuAgent(Agent):
                                 raise
                             cycles += b.cycles
                             k += b.n
-                        else:
+                        else:  # one step: cold code, a step-only PC, or a block too big for the budget
                             ins = cache.get(pc)
                             if ins is None:
                                 ins = fill(pc)
+                            elif b is None and build(pc, self) is not None:
+                                continue  # just translated: run the block
                             r = ins.run(self, ins)
                             pc = ins.next if r is None else r
                             cycles += ins.cycles

@@ -56,6 +56,19 @@ class Reject(Exception):
     """This function cannot be inlined; the block calls it instead."""
 
 
+INLINE_ATTRIBUTE = "__tessera_inline__"
+
+
+def no_inline(fn: Any) -> Any:
+    """Decorator: the fast engine's blocks call ``fn`` instead of inlining it.
+
+    For semantic functions whose time goes into numpy or compiled kernels: inlining
+    them saves one call but costs translation time.  Results are the same either way.
+    """
+    setattr(fn, INLINE_ATTRIBUTE, False)
+    return fn
+
+
 def _is_none(value: ast.expr | None) -> bool:
     return value is None or (isinstance(value, ast.Constant) and value.value is None)
 
@@ -75,6 +88,8 @@ class Template:
         code = getattr(fn, "__code__", None)
         if code is None or not isinstance(fn, types.FunctionType):
             raise Reject("not a Python function")
+        if getattr(fn, INLINE_ATTRIBUTE, True) is False:
+            raise Reject("marked no_inline")
         try:
             source = textwrap.dedent(inspect.getsource(fn))
             tree = ast.parse(source)
@@ -167,6 +182,9 @@ def rejection(fn: Any) -> str:
     return got if isinstance(got, str) else "not a Python function"
 
 
+_terminal: dict[Any, bool] = {}
+
+
 def terminal(fn: Any) -> bool:
     """May ``fn`` return a PC (end the block after it)?  ``True`` when unknown."""
     t = template(fn)
@@ -174,11 +192,16 @@ def terminal(fn: Any) -> bool:
         return t.terminal
     if not isinstance(fn, types.FunctionType):
         return True
-    try:
-        node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
-    except Exception:  # noqa: BLE001 - no source: assume the worst
-        return True
-    return any(isinstance(n, ast.Return) and not _is_none(n.value) for n in ast.walk(node))
+    code = fn.__code__
+    got = _terminal.get(code)
+    if got is None:
+        try:
+            node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+            got = any(isinstance(n, ast.Return) and not _is_none(n.value) for n in ast.walk(node))
+        except Exception:  # noqa: BLE001 - no source: assume the worst
+            got = True
+        _terminal[code] = got
+    return got
 
 
 # --------------------------------------------------------------------------- binding names

@@ -187,7 +187,7 @@ class Translator:
         if self.breakpoints and pc in self.breakpoints:
             run = breakpoint_wrapper(run)
             ins.blockable = False
-        ins.run = run
+        ins.run = ins.installed = run
         if region.cacheable and pc + ins.span <= region.end:
             self.cache.add(pc, ins.span, ins)
             self.space.mark_code(region, pc, ins.span)

@@ -24,6 +24,7 @@ class Instruction:
     #: Set when the entry is filled (tessera.engine.translate): the semantic function before
     #: any instrumentation, whether the fast engine may put it in a block, its observers.
     semantic: Any
+    installed: Any
     blockable: bool
     observers: tuple[Any, ...]
 

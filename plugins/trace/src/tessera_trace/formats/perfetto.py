@@ -1,0 +1,203 @@
+"""``--trace perfetto``: Chrome/Perfetto trace-event JSON, one track per agent.
+
+Open the file in https://ui.perfetto.dev ("Open trace file") or chrome://tracing.
+The machine is one process; every agent (hart, hardware thread, engine) is a thread
+of it with its own track, in the machine's agent order, plus a ``machine`` track for
+sync events that no agent caused.  Events:
+
+* ``X`` (complete) per retired instruction: name = mnemonic, ``args`` = pc, asm,
+  ``ts`` = the agent's cycle clock when it started, ``dur`` = its cycles;
+* ``X`` named ``wait OBJECT`` from the moment an agent parks on a sync object until it
+  is woken (ending at the waker's clock, never before the wait began);
+* ``i`` (instant) events for every other sync event (``post sem0``, ``push dma.q``,
+  ``arrive bar`` ...) and for traps.
+
+Time is the per-agent cycle clock: 1 µs on the timeline is one cycle.  Each agent's
+clock is its cycle counter when first seen plus the cycles of every traced instruction
+it retired, re-synchronised with the agent's own counter at every scheduling slice (so
+cycles charged for traps or skipped by ``--trace-pc`` are accounted for).  One event
+per line, so the size limit cuts between events and the file is always valid JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tessera_trace.agents import AgentState
+from tessera_trace.formats.base import FLUSH_MASK, Format, Observer
+from tessera_trace.layout import ArchLayout
+
+PID = 1
+MACHINE_TID = 0
+
+
+def _event(**fields: Any) -> str:
+    return json.dumps(fields, separators=(",", ":"), default=repr) + ",\n"
+
+
+class PerfettoFormat(Format):
+    name = "perfetto"
+    default_out = "trace.perfetto.json"
+
+    def __init__(self, tracer: Any) -> None:
+        super().__init__(tracer)
+        states = tracer.states
+        sight = tracer.sight
+        out = tracer.out
+        append = out.buf.append
+        flush = out.flush
+        first = tracer.window.first
+        last = tracer.window.last
+        n = 0
+        bound = 0 if first else last
+        self.waits: dict[str, tuple[int, str]] = {}
+        self.actor: AgentState | None = None
+        self.cut_at: str | None = None
+
+        def stop() -> None:
+            nonlocal last, bound
+            last = bound = -1
+            tracer.stop()
+
+        out.on_cut = stop
+
+        def make(layout: ArchLayout, ins: Any, traced: bool) -> Observer | None:
+            if not traced:
+                return None
+            dur = int(ins.cycles)
+            args = json.dumps({"pc": f"0x{ins.address:0{layout.pc_digits}x}", "asm": layout.asm(ins)},
+                              separators=(",", ":"))
+            tail = f',"dur":{dur},"name":{json.dumps(ins.mnemonic)},"cat":"instr","args":{args}}},\n'
+
+            def observer(agent: Any, ins: Any) -> None:
+                nonlocal n, bound
+                try:
+                    st = states[agent]
+                except KeyError:
+                    st = sight(agent)
+                if st is None:
+                    return
+                ts = st.clock
+                cycles = agent.cycles
+                if cycles > ts:
+                    ts = cycles
+                st.clock = ts + dur
+                i = n
+                n = i + 1
+                if i >= bound:          # outside the window (one comparison on the fast path)
+                    if i < first:
+                        return
+                    if i >= last:
+                        if i == last:
+                            stop()
+                        return
+                    bound = last
+                append(f"{st.head}{ts}{tail}")
+                if not i & FLUSH_MASK:
+                    flush()
+
+            return observer
+
+        def active() -> bool:
+            return first <= n < last
+
+        self.make = make  # type: ignore[assignment]
+        self.active = active  # type: ignore[method-assign]
+
+    # ------------------------------------------------------------------ metadata
+
+    def head(self, st: AgentState) -> str:
+        return f'{{"ph":"X","pid":{PID},"tid":{st.tid},"ts":'
+
+    def header(self) -> str:
+        machine = self.tracer.machine
+        arch = getattr(getattr(machine, "arch", None), "name", "?")
+        lines = ['{"traceEvents":[\n',
+                 _event(name="process_name", ph="M", pid=PID, args={"name": f"tessera {arch}"}),
+                 _event(name="thread_name", ph="M", pid=PID, tid=MACHINE_TID, args={"name": "machine"}),
+                 _event(name="thread_sort_index", ph="M", pid=PID, tid=MACHINE_TID,
+                        args={"sort_index": MACHINE_TID})]
+        for st in self.tracer.states.values():
+            if st is not None:
+                lines.append(self._thread(st))
+        return "".join(lines)
+
+    def _thread(self, st: AgentState) -> str:
+        kind = getattr(st.agent, "kind", "agent")
+        return (_event(name="thread_name", ph="M", pid=PID, tid=st.tid, args={"name": f"{st.name} ({kind})"})
+                + _event(name="thread_sort_index", ph="M", pid=PID, tid=st.tid, args={"sort_index": st.tid}))
+
+    def new_agent(self, st: AgentState) -> None:
+        self.tracer.out.add(self._thread(st))
+
+    # ------------------------------------------------------------------ events
+
+    def on_sync(self, event: Any, st: AgentState | None) -> None:
+        kind = event.kind
+        if kind == "wait":
+            if st is not None:
+                self.waits[st.name] = (st.now(), event.obj)
+            return
+        if kind == "wake":
+            if st is None:
+                return
+            begun = self.waits.pop(st.name, None)
+            if begun is None:
+                return
+            start, obj = begun
+            end = max(start, self.actor.now() if self.actor is not None else start)
+            if self.active():
+                self.tracer.out.add(_event(
+                    ph="X", pid=PID, tid=st.tid, ts=start, dur=end - start, name=f"wait {obj}",
+                    cat="sync", args={"obj": obj}))
+            st.woken(end)                # the woken agent carries on from the wake-up
+            return
+        self.actor = st
+        if not self.active():
+            return
+        if st is None and event.agent is not None:
+            return                       # an agent outside --trace-agent
+        ts = st.now() if st is not None else self._latest()
+        self.tracer.out.add(_event(
+            ph="i", s="t", pid=PID, tid=st.tid if st is not None else MACHINE_TID, ts=ts,
+            name=f"{kind} {event.obj}", cat="sync", args={"obj": event.obj, "value": event.value}))
+
+    def on_trap(self, st: AgentState, agent: Any, trap: Any) -> None:
+        if not self.active():
+            return
+        self.tracer.out.add(_event(
+            ph="i", s="t", pid=PID, tid=st.tid, ts=st.now(), name=f"trap {trap.name}", cat="trap",
+            args={"pc": f"{int(getattr(agent, 'pc', 0) or 0):#x}", "cause": trap.cause,
+                  "tval": f"{int(trap.tval):#x}"}))
+
+    def _latest(self) -> int:
+        return max((st.now() for st in self.tracer.states.values() if st is not None), default=0)
+
+    # ------------------------------------------------------------------ the end
+
+    def finish(self) -> str:
+        """Waits still open at the end (agents parked when the run ended) end at the last clock."""
+        end = self._latest()
+        lines = []
+        for name, (start, obj) in sorted(self.waits.items()):
+            st = self.tracer.state_named(name)
+            if st is not None:
+                lines.append(_event(ph="X", pid=PID, tid=st.tid, ts=start, dur=max(0, end - start),
+                                    name=f"wait {obj}", cat="sync", args={"obj": obj, "unfinished": True}))
+        self.waits.clear()
+        return "".join(lines)
+
+    def cut_note(self, lines: int, written: int, limit: int) -> str:
+        self.cut_at = (f"trace cut after {lines} lines ({written} bytes): the --trace-limit of {limit} "
+                       "bytes was reached; the run went on untraced")
+        return _event(ph="i", s="g", pid=PID, tid=MACHINE_TID, ts=self._latest(), name="trace cut",
+                      cat="note", args={"note": self.cut_at})
+
+    def footer(self) -> str:
+        other = {"tool": "tessera-trace", "clock": "agent cycles (1 us on the timeline = 1 cycle)"}
+        if self.cut_at:
+            other["cut"] = self.cut_at
+        last = json.dumps({"name": "process_labels", "ph": "M", "pid": PID, "args": {"labels": "tessera trace"}},
+                          separators=(",", ":"))
+        return f'{last}\n],"displayTimeUnit":"ns","otherData":{json.dumps(other, separators=(",", ":"))}}}\n'

@@ -1,0 +1,61 @@
+"""``--trace text``: a commit log, one line per retired instruction.
+
+::
+
+    hart0  00010000  00000513  addi a0, zero, 0
+    hart0  0001000c  00b50533  add a0, a0, a1                    a0=0x00000005
+    hart0  00010010  fea12e23  sw a0, -4(sp)                     mem[0x0001fffc]<-0x00000005
+    hart0  00010014  ffc12283  lw t0, -4(sp)                     t0=0x00000005 mem[0x0001fffc]->0x00000005
+
+Columns: agent (padded to the longest agent name), PC, instruction word, disassembly
+(padded to 32 columns when effects follow), then the effects: registers whose value
+changed (``name=0x...``, as wide as the register), then memory accesses in program
+order (``mem[ADDR]<-VALUE`` stores, ``mem[ADDR]->VALUE`` loads; the value is as wide
+as the access).  Lines starting with ``#`` are notes (traps, the size-limit cut).
+Nothing depends on time or object identity, so two runs of a deterministic program
+give identical files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tessera_trace.agents import AgentState
+from tessera_trace.effects import text_labels, text_memory
+from tessera_trace.formats.commit import CommitFormat
+from tessera_trace.layout import ArchLayout
+
+ASM_WIDTH = 32
+
+
+class TextFormat(CommitFormat):
+    name = "text"
+    default_out = "trace.txt"
+    hexed = True
+    tail = "\n"
+
+    def head(self, st: AgentState) -> str:
+        return f"{st.name:<{self.tracer.width}}  "
+
+    def labels(self, layout: ArchLayout) -> list[list[str]]:
+        return text_labels(layout)
+
+    def entry(self, layout: ArchLayout, ins: Any) -> tuple[str, str]:
+        asm = layout.asm(ins)
+        pc = f"{ins.address:0{layout.pc_digits}x}"
+        word = f"{ins.word:0{layout.word_digits(ins)}x}"
+        return f"{pc}  {word}  {asm}\n", f"{pc}  {word}  {asm:<{ASM_WIDTH}}  "
+
+    def compose(self, prefix: str, regs: list[str], mem: list[str]) -> str:
+        return prefix + " ".join(regs + mem) + "\n"
+
+    def memory_pieces(self, pending: list[Any], layout: ArchLayout) -> list[str]:
+        return text_memory(pending, layout.pc_digits)
+
+    def on_trap(self, st: AgentState, agent: Any, trap: Any) -> None:
+        if not self.active():
+            return
+        pc = int(getattr(agent, "pc", 0) or 0)
+        digits = st.layout.pc_digits if st.layout is not None else 8
+        self.tracer.out.add(f"# {st.name}: trap at 0x{pc:0{digits}x}: {trap.name} (cause {trap.cause}, "
+                            f"value {int(trap.tval):#x})\n")

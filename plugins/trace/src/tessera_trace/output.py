@@ -1,0 +1,159 @@
+"""Where a trace goes: a buffered, size-limited writer.
+
+Observers append one string per record, one line each, to :attr:`Output.buf` (a
+plain list, so appending is one C call) and the writer joins them into one large
+write now and then.  Because every element is one line, lines are counted by
+counting elements (:meth:`Output.add` accounts for text of several lines).  (Deferring
+number formatting to one big ``%`` per chunk was tried: ``%`` scans every literal
+character, which costs more than it saves.)  The size
+limit is enforced at those writes, never per record: when a chunk would pass the
+limit, the part up to the last complete line that fits is written, then the format's
+note saying where the trace was cut, and everything after that is dropped (the run
+goes on).  Records are one line each in every format, so a cut trace stays parsable.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Callable
+from typing import IO, Any
+
+import structlog
+
+from tessera.errors import ConfigError
+
+log = structlog.get_logger("tessera.trace")
+
+#: Default ``--trace-limit``: 1 GiB.
+DEFAULT_LIMIT = 1 << 30
+
+
+def open_target(target: Any) -> tuple[IO[Any], bool, str]:
+    """``(stream, we_own_it, description)`` for a path, ``"-"`` (stdout) or an open stream.
+
+    An unwritable path (missing directory, a directory, no permission) is a
+    :class:`ConfigError` naming it, raised before anything runs.
+    """
+    if target == "-":
+        return sys.stdout, False, "stdout"
+    if isinstance(target, str | bytes | os.PathLike):
+        path = os.fsdecode(target)
+        if os.path.isdir(path):
+            raise ConfigError(f"cannot write trace to {path}: it is a directory")
+        try:
+            return open(path, "wb"), True, path  # noqa: SIM115 - closed by Output.close
+        except OSError as exc:
+            raise ConfigError(f"cannot write trace to {path}: {exc.strerror or exc}") from None
+    if not hasattr(target, "write"):
+        raise ConfigError(f"trace output {target!r} is neither a path nor a writable stream")
+    return target, False, getattr(target, "name", type(target).__name__)
+
+
+class Output:
+    """A size-limited sink for one trace; ``note(lines, bytes)`` renders the cut note."""
+
+    def __init__(self, target: Any, limit: int, note: Callable[[int, int, int], str]) -> None:
+        if limit <= 0:
+            raise ConfigError("--trace-limit must be positive")
+        self.stream, self.owned, self.name = open_target(target)
+        self.text = isinstance(self.stream, io.TextIOBase)
+        self.limit = limit
+        self.note = note
+        self.buf: list[str] = []
+        self.written = 0          # bytes written, notes included
+        self.lines = 0            # complete lines written before any cut
+        self._extra = 0           # lines in ``buf`` beyond one per element (see add)
+        self.cut = False
+        self.closed = False
+        self.failed: str | None = None
+        self.on_cut: Callable[[], None] | None = None
+
+    def _raw(self, data: bytes) -> None:
+        if self.failed is not None:
+            return
+        try:
+            if self.text:
+                self.stream.write(data.decode("utf-8", "replace"))
+            else:
+                self.stream.write(data)
+        except (OSError, ValueError) as exc:
+            self._fail(exc)
+            return
+        self.written += len(data)
+
+    def _fail(self, exc: Exception) -> None:
+        """The output broke (a closed pipe, a full disk): stop tracing, keep the run going.
+
+        A reader that went away (``--trace-out - | head``) is normal and silent;
+        anything else is one warning line.
+        """
+        self.failed = f"{type(exc).__name__}: {exc}"
+        self.cut = True
+        if not isinstance(exc, BrokenPipeError):
+            log.warning("trace output failed; the run goes on untraced", output=self.name, error=self.failed)
+        if self.on_cut is not None:
+            self.on_cut()
+
+    def flush(self) -> None:
+        """Write what the observers appended, up to the limit."""
+        buf = self.buf
+        if not buf:
+            return
+        data = "".join(buf).encode("utf-8", "backslashreplace")
+        lines = len(buf) + self._extra
+        buf.clear()
+        self._extra = 0
+        if self.cut or self.closed:
+            return
+        room = self.limit - self.written
+        if len(data) <= room:
+            self._raw(data)
+            self.lines += lines
+            return
+        end = data.rfind(b"\n", 0, room) + 1     # whole lines only; 0 when none fits
+        if end:
+            self._raw(data[:end])
+            self.lines += data.count(b"\n", 0, end)
+        self._raw(self.note(self.lines, self.written, self.limit).encode("utf-8"))
+        self.cut = True
+        if self.on_cut is not None:
+            self.on_cut()
+
+    def add(self, text: str) -> None:
+        """Queue text (notes, events, a report: any number of whole lines) in record order."""
+        if text:
+            self.buf.append(text)
+            self._extra += text.count("\n") - 1
+
+    def write_now(self, text: str) -> None:
+        """Write ``text`` past the buffer and the limit (headers, footers, final reports)."""
+        self.flush()
+        if not self.closed and not self.cut:
+            self._raw(text.encode("utf-8", "backslashreplace"))
+            self.lines += text.count("\n")
+
+    def sync(self) -> None:
+        """Flush the buffer and the stream, so the file is complete up to now."""
+        self.flush()
+        if not self.closed and self.failed is None:
+            try:
+                self.stream.flush()
+            except (OSError, ValueError) as exc:
+                self._fail(exc)
+
+    def close(self, footer: str = "") -> None:
+        if self.closed:
+            return
+        self.flush()
+        if footer:
+            self._raw(footer.encode("utf-8", "backslashreplace"))
+        self.closed = True
+        try:
+            if self.owned:
+                self.stream.close()
+            else:
+                self.stream.flush()
+        except (OSError, ValueError):
+            pass

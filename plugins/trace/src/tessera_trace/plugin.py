@@ -1,0 +1,80 @@
+"""The Tessera plugin ``trace``: hook implementations (the entry point names this module).
+
+Installed but unused, the plugin costs nothing per instruction: every hook first asks
+the registry for the machine's tracers and returns ``None`` (or ``[]``) when there
+are none, so no observer is woven into decode-cache entries and no memory is
+watched.  The hooks that do run per machine or per event (sync events, traps, the
+end of a run) return just as quickly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tessera
+from tessera_trace import cli
+from tessera_trace.tracer import tracers_of
+
+TESSERA_API_VERSION = 1
+
+#: Read by the conformance suite: tracing observes and changes nothing.
+TESSERA_CONFORMANCE: dict[str, Any] = {"xfail": {}, "modifies_state": False}
+
+
+@tessera.hookimpl
+def tessera_run_options() -> list[Any]:
+    return cli.options()
+
+
+@tessera.hookimpl
+def tessera_run_configure(machine: Any, options: dict[str, Any]) -> None:
+    cli.configure(machine, options)
+
+
+@tessera.hookimpl
+def tessera_execute_observe(machine: Any, arch: Any, ins: Any) -> Any:
+    tracers = tracers_of(machine)
+    if not tracers:
+        return None
+    observers = [ob for ob in (t.observer(arch, ins) for t in tracers) if ob is not None]
+    if not observers:
+        return None
+    if len(observers) == 1:
+        return observers[0]
+    chain = tuple(observers)
+
+    def each(agent: Any, ins: Any) -> None:
+        for ob in chain:
+            ob(agent, ins)
+
+    return each
+
+
+@tessera.hookimpl
+def tessera_memory_watches(machine: Any, space: Any) -> list[Any]:
+    return [w for t in tracers_of(machine) for w in t.watches(space)]
+
+
+@tessera.hookimpl
+def tessera_sync_event(machine: Any, event: Any) -> None:
+    for tracer in tracers_of(machine):
+        tracer.on_sync(event)
+
+
+@tessera.hookimpl
+def tessera_trap(machine: Any, agent: Any, trap: Any) -> None:
+    for tracer in tracers_of(machine):
+        tracer.on_trap(agent, trap)
+
+
+@tessera.hookimpl(trylast=True)
+def tessera_machine_ready(machine: Any) -> None:
+    # after the other plugins set registers up: that is not an instruction's doing
+    for tracer in tracers_of(machine):
+        tracer.resync()
+
+
+@tessera.hookimpl
+def tessera_run_finished(machine: Any, result: Any) -> None:
+    for tracer in list(tracers_of(machine)):
+        tracer.on_run_finished(result)
