@@ -182,7 +182,14 @@ def test_unknown_workload_is_a_usage_error(bench):
     assert "unknown workload 'nosuch'" in run.err and run.out == ""
 
 
-def test_quick_sets_a_small_scale_and_one_round(bench):
+def test_quick_is_two_rounds_and_keeps_steady_state_sizes(bench):
     report = bench("--json", "--quick", "--only", "rv32", tiny=False).report
-    assert report["settings"] == {"repeat": 1, "scale": 0.1, "only": ["rv32"]}
-    assert report["workloads"]["rv32"]["size"]["iterations"] == 30_000
+    assert report["settings"] == {"repeat": 2, "scale": 0.1, "quick": True, "only": ["rv32"]}
+    # the scalar loops keep their full size: a tenth would mostly measure block translation
+    assert report["workloads"]["rv32"]["size"]["iterations"] == 300_000
+
+
+def test_an_explicit_scale_overrides_the_quick_floors(bench):
+    report = bench("--json", "--quick", "--scale", "0.01", "--only", "rv32", tiny=False).report
+    assert report["settings"]["quick"] is False and report["settings"]["repeat"] == 2
+    assert report["workloads"]["rv32"]["size"]["iterations"] == 3_000

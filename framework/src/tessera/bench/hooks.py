@@ -108,7 +108,7 @@ class IdleHooks(Workload):
 
     def prepare(self, ctx: Context) -> list[Variant]:
         arch, plugin_name, plugin = architecture_plugin(ctx.host, "rv32im")
-        self.program = Rv32Program(arch, ctx.size(ITERATIONS))
+        self.program = Rv32Program(arch, ctx.size(ITERATIONS, quick=ITERATIONS))
         variants = []
         for name, extra in EXTRA.items():
             host = minimal_host((plugin, plugin_name), *[(cls(), pname) for cls, pname in extra])

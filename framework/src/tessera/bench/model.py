@@ -71,10 +71,17 @@ class Context:
 
     host: Any
     scale: float = 1.0
+    quick: bool = False
 
-    def size(self, default: int, minimum: int = 1) -> int:
-        """``default`` scaled by ``--scale`` (``--quick``), at least ``minimum``."""
-        return max(minimum, round(default * self.scale))
+    def size(self, default: int, minimum: int = 1, quick: int | None = None) -> int:
+        """``default`` scaled by ``--scale`` (``--quick``), at least ``minimum``.
+
+        With ``--quick``, also at least ``quick``: enough work that what is measured is
+        still the steady state (the fast engine translates hot code first, which a
+        too-short run would mostly measure instead).
+        """
+        n = max(minimum, round(default * self.scale))
+        return max(n, quick) if self.quick and quick is not None else n
 
 
 class Workload:

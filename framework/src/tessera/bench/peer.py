@@ -63,7 +63,7 @@ class RiscemuLoop(Workload):
             import riscemu  # noqa: F401
         except Exception as exc:  # noqa: BLE001 - a broken install is a skip, with the reason
             raise Skip(f"riscemu does not import ({type(exc).__name__}: {exc}): {INSTALL}") from None
-        self.iterations = ctx.size(ITERATIONS)
+        self.iterations = ctx.size(ITERATIONS, quick=30_000)
         if self.iterations >= 0x7FFF_F800:
             raise BenchFailure("too many iterations for the riscemu loop's lui/addi pair")
         self.size = {"iterations": self.iterations, "instructions_per_iteration": 3}

@@ -43,7 +43,7 @@ class PhoenixLoop(Workload):
         arch, plugin_name, plugin = architecture_plugin(ctx.host, "phoenix")
         self.arch = arch
         self.host = minimal_host((plugin, plugin_name))
-        self.iterations = ctx.size(ITERATIONS)
+        self.iterations = ctx.size(ITERATIONS, quick=ITERATIONS)
         self.program = assemble(arch, loop_source(self.iterations), file="<bench:phoenix>",
                                 base=arch.reset_pc)
         self.size = {"iterations": self.iterations, "instructions_per_iteration": 3}

@@ -41,14 +41,14 @@ Progress = Callable[[str, str, int], None]
 
 
 def run_bench(host: Any, *, only: Iterable[str] = (), repeat: int = 3, scale: float = 1.0,
-              progress: Progress | None = None) -> dict[str, Any]:
+              progress: Progress | None = None, quick: bool = False) -> dict[str, Any]:
     """Measure the workloads named in ``only`` (all by default) and return the report."""
     wanted = set(only)
     unknown = sorted(wanted - set(WORKLOADS))
     if unknown:
         raise ValueError(f"unknown workload(s) {', '.join(unknown)} (known: {', '.join(WORKLOADS)})")
     names = [n for n in WORKLOADS if n in wanted] or list(WORKLOADS)   # always in report order
-    ctx = Context(host, scale)
+    ctx = Context(host, scale, quick)
     facts = machine_facts()
     workloads = [WORKLOADS[n]() for n in names]
     entries: dict[str, dict[str, Any]] = {}
@@ -65,7 +65,7 @@ def run_bench(host: Any, *, only: Iterable[str] = (), repeat: int = 3, scale: fl
     return {
         "tessera_bench": 1,
         "machine": facts,
-        "settings": {"repeat": repeat, "scale": scale, "only": names},
+        "settings": {"repeat": repeat, "scale": scale, "quick": quick, "only": names},
         "workloads": entries,
         "targets": evaluate(entries),
         "failures": failures,

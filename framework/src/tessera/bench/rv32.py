@@ -72,7 +72,7 @@ class Rv32Loop(Workload):
     def prepare(self, ctx: Context) -> list[Variant]:
         arch, plugin_name, plugin = architecture_plugin(ctx.host, "rv32im")
         self.host = minimal_host((plugin, plugin_name))
-        self.program = Rv32Program(arch, ctx.size(ITERATIONS))
+        self.program = Rv32Program(arch, ctx.size(ITERATIONS, quick=ITERATIONS))
         self.size = {"iterations": self.program.iterations, "instructions_per_iteration": 3,
                      "elf": ELF_NAME}
         self.check = self.program.check

@@ -151,7 +151,7 @@ class SfpuStream(Workload):
     def prepare(self, ctx: Context) -> list[Variant]:
         arch, plugin_name, plugin = architecture_plugin(ctx.host, "tensix")
         host = minimal_host((plugin, plugin_name))
-        self.runs = ctx.size(RUNS)
+        self.runs = ctx.size(RUNS, quick=RUNS)
         self.x = tile_values()
         self.dest = dest_bits(self.x)
         self.want = reference(self.x)

@@ -61,7 +61,7 @@ class TracingOverhead(Workload):
         if record is not None and record.status != ACTIVE:
             raise Skip(f"the trace plugin is {record.status} ({record.reason})")
         self.api, trace_plugin = import_trace()
-        self.program = Rv32Program(arch, ctx.size(ITERATIONS))
+        self.program = Rv32Program(arch, ctx.size(ITERATIONS, quick=ITERATIONS))
         self.plain = minimal_host((plugin, plugin_name))
         self.traced = minimal_host((plugin, plugin_name), (trace_plugin, "trace"))
         self.tmp = tempfile.TemporaryDirectory(prefix="tessera-bench-trace-")

@@ -10,7 +10,7 @@ import click
 from tessera.bench import WORKLOAD_NAMES
 
 QUICK_SCALE = 0.1
-QUICK_REPEAT = 1
+QUICK_REPEAT = 2
 DEFAULT_REPEAT = 3
 
 
@@ -26,7 +26,8 @@ def _names(values: tuple[str, ...]) -> list[str]:
 
 @click.command()
 @click.option("--quick", is_flag=True,
-              help=f"A short run: --scale {QUICK_SCALE} and --repeat {QUICK_REPEAT} unless given.")
+              help=f"A short run: --repeat {QUICK_REPEAT}, --scale {QUICK_SCALE} for workloads that stay "
+                   "representative when small (unless given).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (machine facts and every number).")
 @click.option("--only", "only", multiple=True, metavar="NAME",
               help=f"Only these workloads (repeatable or comma-separated): {', '.join(WORKLOAD_NAMES)}.")
@@ -46,6 +47,7 @@ def bench(obj: Any, quick: bool, as_json: bool, only: tuple[str, ...], repeat: i
     """
     names = _names(only)
     repeat = repeat or (QUICK_REPEAT if quick else DEFAULT_REPEAT)
+    floors = quick and scale is None  # --quick keeps the steady-state workloads big enough
     scale = scale or (QUICK_SCALE if quick else 1.0)
     progress = None
     if not as_json and sys.stderr.isatty():
@@ -55,7 +57,7 @@ def bench(obj: Any, quick: bool, as_json: bool, only: tuple[str, ...], repeat: i
     from tessera.bench.report import print_text, to_json
     from tessera.bench.runner import run_bench
 
-    report = run_bench(obj.host, only=names, repeat=repeat, scale=scale, progress=progress)
+    report = run_bench(obj.host, only=names, repeat=repeat, scale=scale, progress=progress, quick=floors)
     if progress is not None:
         click.echo("\r\x1b[K", err=True, nl=False)
     if as_json:

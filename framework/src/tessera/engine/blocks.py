@@ -41,6 +41,8 @@ log = structlog.get_logger("tessera.engine")
 MAX_LENGTH = 64
 HOT = 16         # visits of a PC before a block is compiled there (TESSERA_BLOCK_HOT)
 FIRST_LINE = 10  # line of instruction 0; the prologue is on line 1
+OBSERVER_LINE = 1_000_000  # observer i of instruction k: OBSERVER_LINE + k * MAX_OBSERVERS + i
+MAX_OBSERVERS = 64
 NEVER = 1 << 62  # the length of a non-block: it never fits a budget, so the engine steps
 
 
@@ -77,15 +79,21 @@ class Block:
         #: function: ``fn(agent, budget) -> (next_pc, iterations)``, at most ``budget`` times
         self.loop = False
 
-    def locate(self, exc: BaseException) -> tuple[int, int]:
-        """``(index, iterations)``: the instruction of this block during which ``exc`` was
-        raised, and how many whole iterations a looping block had completed before."""
+    def locate(self, exc: BaseException) -> tuple[int, int, int]:
+        """``(index, iterations, observer)``: the instruction of this block during which
+        ``exc`` was raised, how many whole iterations a looping block had completed
+        before, and which of its observers raised it (-1: the instruction itself)."""
         tb = exc.__traceback__
         code = self.code
         while tb is not None:
             if tb.tb_frame.f_code is code:
-                j = max(0, min(tb.tb_lineno - FIRST_LINE, len(self.ins) - 1))
-                return j, (tb.tb_frame.f_locals.get("it", 1) - 1) if self.loop else 0
+                line = tb.tb_lineno or FIRST_LINE
+                observer = -1
+                if line >= OBSERVER_LINE:
+                    line, observer = divmod(line - OBSERVER_LINE, MAX_OBSERVERS)
+                    line += FIRST_LINE
+                j = max(0, min(line - FIRST_LINE, len(self.ins) - 1))
+                return j, (tb.tb_frame.f_locals.get("it", 1) - 1) if self.loop else 0, observer
             tb = tb.tb_next
         raise RuntimeError(f"cannot locate {type(exc).__name__} in the block at {self.start:#x}")
 
@@ -178,6 +186,7 @@ class BlockBuilder:
         last = len(block.ins) - 1
         block_name = binder.bind("B", block)
         exit_name = binder.bind("BlockExit", BlockExit)
+        observed: list[tuple[ast.expr, int]] = []
         for k, ins in enumerate(block.ins):
             fn = _semantic(ins)
             stmts = inline.specialise(fn, ins, k, ctx, last=k == last)
@@ -185,10 +194,11 @@ class BlockBuilder:
                 stmts = self._call(fn, ins, k, binder, last=k == last)
             else:
                 block.inlined += 1
-            for ob in ins.observers:
+            for idx, (ob, _plugin) in enumerate(ins.observer_calls):
                 call = ast.Expr(ast.Call(ast.Name(binder.bind("O", ob), ast.Load()),
                                          [ast.Name("cpu", ast.Load()),
                                           ast.Name(binder.bind("I", ins), ast.Load())], []))
+                observed.append((call.value, OBSERVER_LINE + k * MAX_OBSERVERS + idx))
                 if k == last and stmts and isinstance(stmts[-1], ast.Return):
                     stmts = _observe_before_returns(stmts, call)
                 else:
@@ -201,6 +211,9 @@ class BlockBuilder:
                     orelse=[]))
             for stmt in stmts:
                 _place(stmt, FIRST_LINE + k)
+            for node, line in observed:  # their own lines: a raising observer is named
+                _place(node, line)
+            observed.clear()
             body.extend(stmts)
         loop = _loops_to(body, block.start)
         if loop:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.control import Halt, StopRequest, Trap, WaitFor, Yield
+from tessera.control import ControlSignal, Halt, StopRequest, Trap, WaitFor, Yield
 from tessera.engine.agent import HALTED, Agent
 from tessera.engine.blocks import BlockExit
 from tessera.errors import ConfigError, MemoryFault, PluginError, TesseraError, UnhandledTrap
@@ -112,11 +112,16 @@ class CpuAgent(Agent):
                                     cycles += b.cycles * whole + b.prefix[part]
                                     pc = exc.pc
                                     continue
-                                j, it = b.locate(exc)
+                                j, it, observer = b.locate(exc)
                                 ins = b.ins[j]
                                 pc = ins.address
                                 cycles += b.cycles * it + b.prefix[j]
                                 k += b.n * it + j
+                                if observer >= 0 and not isinstance(exc, ControlSignal | TesseraError):
+                                    plugin = ins.observer_calls[observer][1]  # as the step path's guard says it
+                                    raise PluginError(f"observer callback raised {type(exc).__name__}: {exc} "
+                                                      f"(at {ins.mnemonic})", plugin=plugin, pc=ins.address,
+                                                      agent=self.name) from exc
                                 if ins.observers and isinstance(exc, Halt | Yield):
                                     for ob in ins.observers:  # it retired: observers see it
                                         ob(self, ins)

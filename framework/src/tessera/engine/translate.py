@@ -146,6 +146,7 @@ class Translator:
         ins.semantic = run  # what the block translator inlines (tessera.engine.blocks)
         ins.blockable = True  # False when callbacks may redirect, or a breakpoint stops here
         observers: list[Any] = []
+        raw: list[tuple[Any, str]] = []
         for impl in self.observe_hooks:
             try:
                 got = call_impl(impl, machine=self.machine, arch=self.arch, ins=ins)
@@ -159,7 +160,9 @@ class Translator:
                                   "it must return None or a callable", plugin=impl.plugin_name,
                                   pc=pc, word=word)
             observers.append(_guard(got, impl.plugin_name, "observer"))
+            raw.append((got, impl.plugin_name))
         ins.observers = tuple(observers)
+        ins.observer_calls = tuple(raw)  # unguarded: blocks call these (exceptions mapped by line)
         if self.instrumenters:
             befores, afters = [], []
             for impl in self.instrumenters:

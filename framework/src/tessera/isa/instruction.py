@@ -27,6 +27,7 @@ class Instruction:
     installed: Any
     blockable: bool
     observers: tuple[Any, ...]
+    observer_calls: tuple[tuple[Any, str], ...]
 
     def __init__(
         self, encoding: Encoding, word: int, address: int, size: int, operands: dict[str, int]

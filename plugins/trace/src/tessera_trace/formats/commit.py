@@ -94,6 +94,7 @@ class CommitFormat(Format):
         n = 0
         bound = 0 if first else last  # records below it take the fast path
         labels_of: dict[str, list[list[str]]] = {}
+        recent: list[Any] = [None, None]  # the agent of the previous retirement and its state
         skip = skip_observer(tracer)
         compose = self.compose
         memory_pieces = self.memory_pieces
@@ -143,10 +144,14 @@ class CommitFormat(Format):
 
             def observer(agent: Any, ins: Any) -> None:
                 nonlocal n, bound
-                try:
-                    st = states[agent]
-                except KeyError:
-                    st = sight(agent)
+                if agent is recent[0]:  # retirements come in runs of one agent
+                    st = recent[1]
+                else:
+                    try:
+                        st = states[agent]
+                    except KeyError:
+                        st = sight(agent)
+                    recent[0], recent[1] = agent, st
                 if st is None:          # an agent outside --trace-agent
                     if pend:
                         pend.clear()
