@@ -44,6 +44,12 @@ FIRST_LINE = 10  # line of instruction 0; the prologue is on line 1
 OBSERVER_LINE = 1_000_000  # observer i of instruction k: OBSERVER_LINE + k * MAX_OBSERVERS + i
 MAX_OBSERVERS = 64
 NEVER = 1 << 62  # the length of a non-block: it never fits a budget, so the engine steps
+MAX_CACHED = 4096  # translations kept process-wide (see BlockBuilder._key)
+_CODE_CACHE: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_LITERALS = (int, bool, str, float, bytes, type(None))
+_BOUND = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, tuple, frozenset)
+#: per-machine wrappers of an entry: keyed through the observers' plugins instead
+_PER_MACHINE = frozenset({"run", "installed", "observers", "observer_calls"})
 
 
 class BlockExit(Exception):
@@ -115,6 +121,9 @@ class BlockBuilder:
         #: agents of another class share this cache, method inlining is switched off
         self.agent_class: type | None = None
         self.mixed = False
+        self._namespace: dict[str, Any] = {}
+        self._code: Any = None
+        self._held: list[Any] = []
         #: keep each block's generated Python as ``block.source`` (debugging the translator)
         self.keep_source = bool(os.environ.get("TESSERA_BLOCK_SOURCE"))
         #: compiling costs about a millisecond a block, so only code run this often is translated
@@ -179,6 +188,66 @@ class BlockBuilder:
         return names
 
     def _compile(self, block: Block, agent: Any) -> None:
+        key = self._key(block, agent)
+        cached = _CODE_CACHE.get(key)
+        if cached is not None:
+            code, recipes, name, loop, inlined, source = cached[:6]
+            namespace = {n: _resolve(block, kind, v) for n, kind, v in recipes}
+            exec(code, namespace)  # noqa: S102 - the same translation, bound to this machine's objects
+            block.fn = namespace[name]
+            block.code = block.fn.__code__
+            block.loop, block.inlined, block.source = loop, inlined, source
+            return
+        self._translate(block, agent)
+        if key is not None and block.fn is not None:
+            observers = {id(ob): (j, idx) for j, i in enumerate(block.ins)
+                         for idx, (ob, _p) in enumerate(i.observer_calls)}
+            recipes: list[tuple[str, str, Any]] = []
+            for n, v in self._namespace.items():
+                k = next((j for j, i in enumerate(block.ins) if i is v), -1)
+                if v is block:
+                    recipes.append((n, "block", None))
+                elif k >= 0:
+                    recipes.append((n, "ins", k))
+                elif id(v) in observers:  # this machine's observer of the same instruction
+                    recipes.append((n, "observer", observers[id(v)]))
+                else:
+                    recipes.append((n, "value", v))
+            if len(_CODE_CACHE) >= MAX_CACHED:
+                _CODE_CACHE.clear()
+            # the entry keeps alive every object whose id is in the key, so no id is reused
+            _CODE_CACHE[key] = (self._code, recipes, block.fn.__name__, block.loop, block.inlined,
+                                block.source, self._held)
+
+    def _key(self, block: Block, agent: Any) -> tuple[Any, ...] | None:
+        """What the translation of ``block`` depends on, for the process-wide code cache.
+
+        Literal operand values, and the identity of every object the translation binds
+        by identity (semantic functions, bound helpers); plus the agent class and the
+        register-file names.  Machines running the same code at the same addresses —
+        tests, benchmarks, parameter sweeps — translate it once.
+        """
+        held: list[Any] = [type(agent)]
+        parts: list[Any] = [block.start, id(type(agent)), self.mixed, self.keep_source,
+                            tuple(sorted(self._regfile_names(agent).items()))]
+        for ins in block.ins:
+            fn = _semantic(ins)
+            held.append(fn)
+            items: list[Any] = []
+            for k, v in ins.__dict__.items():
+                if k in _PER_MACHINE:
+                    continue
+                if isinstance(v, _LITERALS):
+                    items.append((k, type(v).__name__, v))
+                elif isinstance(v, _BOUND):
+                    held.append(v)
+                    items.append((k, id(v)))
+            parts.append((id(fn), type(ins).__name__, tuple(sorted(items, key=lambda t: t[0])),
+                          tuple(plugin for _ob, plugin in ins.observer_calls)))
+        self._held = held
+        return tuple(parts)
+
+    def _translate(self, block: Block, agent: Any) -> None:
         binder = inline.Binder()
         used: set[str] = set()
         ctx = inline.Context(binder, self._regfile_names(agent), used, agent)
@@ -237,8 +306,9 @@ class BlockBuilder:
         if self.keep_source:
             block.source = ast.unparse(module)
         namespace = binder.namespace
+        self._namespace = dict(namespace)
         try:
-            code = compile(module, f"<tessera block {block.start:#x}>", "exec")
+            code = self._code = compile(module, f"<tessera block {block.start:#x}>", "exec")
             exec(code, namespace)  # noqa: S102 - code generated from the plugin's own semantics
         except Exception as exc:  # noqa: BLE001 - a translator bug must not be silent
             raise RuntimeError(f"block at {block.start:#x} failed to compile: {type(exc).__name__}: {exc}") \
@@ -266,6 +336,18 @@ class BlockBuilder:
         return [ast.Assign([ast.Name(r, ast.Store())], call),
                 ast.Return(ast.IfExp(ast.Compare(ast.Name(r, ast.Load()), [ast.Is()], [ast.Constant(None)]),
                                      ast.Constant(ins.next), ast.Name(r, ast.Load())))]
+
+
+def _resolve(block: Block, kind: str, value: Any) -> Any:
+    """A namespace entry of a cached translation, for this block's machine."""
+    if kind == "block":
+        return block
+    if kind == "ins":
+        return block.ins[value]
+    if kind == "observer":
+        j, idx = value
+        return block.ins[j].observer_calls[idx][0]
+    return value
 
 
 def _semantic(ins: Any) -> Any:

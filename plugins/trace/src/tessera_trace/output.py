@@ -64,7 +64,6 @@ class Output:
         self.buf: list[str] = []
         self.written = 0          # bytes written, notes included
         self.lines = 0            # complete lines written before any cut
-        self._extra = 0           # lines in ``buf`` beyond one per element (see add)
         self.cut = False
         self.closed = False
         self.failed: str | None = None
@@ -102,9 +101,8 @@ class Output:
         if not buf:
             return
         data = "".join(buf).encode("utf-8", "backslashreplace")
-        lines = len(buf) + self._extra
+        lines = data.count(b"\n")  # records may be appended in pieces (see CommitFormat)
         buf.clear()
-        self._extra = 0
         if self.cut or self.closed:
             return
         room = self.limit - self.written
@@ -125,7 +123,6 @@ class Output:
         """Queue text (notes, events, a report: any number of whole lines) in record order."""
         if text:
             self.buf.append(text)
-            self._extra += text.count("\n") - 1
 
     def write_now(self, text: str) -> None:
         """Write ``text`` past the buffer and the limit (headers, footers, final reports)."""
