@@ -1,0 +1,54 @@
+"""Entry point of the tile plugin (entry-point group ``tessera``, name ``tile``)."""
+
+from __future__ import annotations
+
+import tessera
+
+TESSERA_API_VERSION = 1
+
+
+@tessera.hookimpl
+def tessera_architectures():
+    from tessera_tile.arch import TILE
+
+    return [TILE]
+
+
+@tessera.hookimpl
+def tessera_conformance_cases(arch):
+    from tessera_tile.conformance import cases
+
+    return cases(arch)
+
+
+@tessera.hookimpl
+def tessera_memory_watches(machine, space):
+    """Checker mode: watch CPU loads and stores of RAM for races with pending tile operations."""
+    system = getattr(machine, "tile", None)
+    if system is None or space is not machine.space or system.cfg.mode != "checker":
+        return []
+    from tessera_tile.watch import cpu_watches
+
+    return cpu_watches(system)
+
+
+@tessera.hookimpl
+def tessera_execute_instrument(machine, arch, ins):
+    """Checker mode: note the PC of CPU loads and stores, so a race report can name it."""
+    system = getattr(machine, "tile", None)
+    if system is None or system.cfg.mode != "checker":
+        return None
+    from tessera_tile.watch import pc_marker
+
+    return pc_marker(ins)
+
+
+@tessera.hookimpl
+def tessera_run_finished(machine, result):
+    """Log what checker mode and strict sequencing found (also kept on machine.tile)."""
+    system = getattr(machine, "tile", None)
+    if system is None:
+        return
+    from tessera_tile.watch import log_findings
+
+    log_findings(system)
