@@ -445,3 +445,29 @@ def test_calls_to_helpers_are_inlined_and_fold():
     Ins.rd = 0
     out = inline.specialise(_sem_calls_helper, Ins(), 1, ctx, last=False)
     assert all("R_r[4]" not in ast.unparse(s) for s in out)  # writes to r0 vanish
+
+
+# --------------------------------------------------------------------------- interrupts
+
+
+def test_an_exception_not_raised_by_the_block_is_not_located_in_it():
+    m = fast_machine(sum_program(50))
+    m.run(max_steps=1000)
+    (loop,) = [b for b in blocks_of(m) if b.loop]
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as exc:
+        assert loop.locate(exc) is None  # the engine re-raises it untouched
+
+
+def test_a_pending_interrupt_request_stops_the_scheduler():
+    from tessera.machine import machine as machine_module
+
+    m = fast_machine(prog(("jmp", dict(joff=0))))  # an endless loop
+    machine_module.INTERRUPT_REQUESTED[0] = True
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            m.run(max_steps=None)
+    finally:
+        machine_module.INTERRUPT_REQUESTED[0] = False
+    assert not machine_module.INTERRUPT_REQUESTED[0]

@@ -11,7 +11,9 @@ one line with its class's exit code; anything else is reported as an internal er
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -141,9 +143,20 @@ def add_plugin_commands(group: click.Group, host: PluginHost) -> None:
             group.add_command(cmd, name)
 
 
+def _on_sigint(signum: int, frame: Any) -> None:
+    """Ctrl-C: interrupt now, and make sure the scheduler stops even if Python loses
+    the ``KeyboardInterrupt`` (see ``tessera.machine.machine.INTERRUPT_REQUESTED``)."""
+    from tessera.machine.machine import INTERRUPT_REQUESTED
+
+    INTERRUPT_REQUESTED[0] = True
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_sigint)
     debug = "--debug" in args or os.environ.get("TESSERA_DEBUG") == "1"
     code = 0
     try:

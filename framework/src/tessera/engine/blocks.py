@@ -85,10 +85,11 @@ class Block:
         #: function: ``fn(agent, budget) -> (next_pc, iterations)``, at most ``budget`` times
         self.loop = False
 
-    def locate(self, exc: BaseException) -> tuple[int, int, int]:
+    def locate(self, exc: BaseException) -> tuple[int, int, int] | None:
         """``(index, iterations, observer)``: the instruction of this block during which
         ``exc`` was raised, how many whole iterations a looping block had completed
-        before, and which of its observers raised it (-1: the instruction itself)."""
+        before, and which of its observers raised it (-1: the instruction itself);
+        ``None`` when the block's code was not running when it was raised."""
         tb = exc.__traceback__
         code = self.code
         while tb is not None:
@@ -101,7 +102,7 @@ class Block:
                 j = max(0, min(line - FIRST_LINE, len(self.ins) - 1))
                 return j, (tb.tb_frame.f_locals.get("it", 1) - 1) if self.loop else 0, observer
             tb = tb.tb_next
-        raise RuntimeError(f"cannot locate {type(exc).__name__} in the block at {self.start:#x}")
+        return None  # not raised by the block's code (e.g. Ctrl-C landing just before the call)
 
     def __repr__(self) -> str:
         if self.n == NEVER:

@@ -112,7 +112,10 @@ class CpuAgent(Agent):
                                     cycles += b.cycles * whole + b.prefix[part]
                                     pc = exc.pc
                                     continue
-                                j, it, observer = b.locate(exc)
+                                where = b.locate(exc)
+                                if where is None:  # an asynchronous signal outside the block
+                                    raise
+                                j, it, observer = where
                                 ins = b.ins[j]
                                 pc = ins.address
                                 cycles += b.cycles * it + b.prefix[j]

@@ -59,6 +59,12 @@ def default_engine() -> str:
     return name
 
 
+#: Set by the command line's SIGINT handler; the scheduler raises ``KeyboardInterrupt``
+#: between slices while it is set.  Python may lose a ``KeyboardInterrupt`` that lands
+#: inside a finaliser or weakref callback ("Exception ignored in ..."); an unlimited run
+#: would then never stop, so the request is also kept here, where it cannot be lost.
+INTERRUPT_REQUESTED = [False]
+
 SNAPSHOT_MAGIC = b"TESSERA-SNAPSHOT\x00"
 SNAPSHOT_FORMAT = 1
 _INF = float("inf")
@@ -368,6 +374,9 @@ class Machine:
                 return self._result("budget", start, t0, agent=agent.name,
                                     pc=getattr(agent, "pc", None),
                                     detail=f"step budget of {step_limit} exhausted")
+            if INTERRUPT_REQUESTED[0]:
+                INTERRUPT_REQUESTED[0] = False
+                raise KeyboardInterrupt
             if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
                 return self._result("budget", start, t0, agent=self._current_name(),
                                     detail=f"wall-time budget of {max_seconds}s exhausted")
