@@ -192,8 +192,8 @@ class BlockBuilder:
         key = self._key(block, agent)
         cached = _CODE_CACHE.get(key)
         if cached is not None:
-            code, recipes, name, loop, inlined, source = cached[:6]
-            namespace = {n: _resolve(block, kind, v) for n, kind, v in recipes}
+            code, stored, name, loop, inlined, source = cached[:6]
+            namespace = {n: _resolve(block, kind, v) for n, kind, v in stored}
             exec(code, namespace)  # noqa: S102 - the same translation, bound to this machine's objects
             block.fn = namespace[name]
             block.code = block.fn.__code__
@@ -220,7 +220,7 @@ class BlockBuilder:
             _CODE_CACHE[key] = (self._code, recipes, block.fn.__name__, block.loop, block.inlined,
                                 block.source, self._held)
 
-    def _key(self, block: Block, agent: Any) -> tuple[Any, ...] | None:
+    def _key(self, block: Block, agent: Any) -> tuple[Any, ...]:
         """What the translation of ``block`` depends on, for the process-wide code cache.
 
         Literal operand values, and the identity of every object the translation binds
