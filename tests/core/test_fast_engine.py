@@ -22,21 +22,13 @@ from tessera.engine import inline
 from tessera.errors import ConfigError, TesseraError
 from tessera.machine import Machine
 
-from .conftest import TOY, Plugin, make_host, new_machine, prog
+from .conftest import TOY, Plugin, make_host, new_machine, prog, sum_loop
 
 ENGINES = ("step", "fast")
 
 
 def sum_program(n: int = 50) -> bytes:
-    return prog(
-        ("li", dict(rd=2, limm=n)),
-        ("li", dict(rd=3, limm=0)),
-        "loop:",
-        ("add", dict(rd=3, rs1=3, rs2=2)),
-        ("addi", dict(rd=2, rs1=2, imm=-1)),
-        ("bne", dict(rd=2, rs1=0, boff="loop")),
-        ("halt", dict(rd=3)),
-    )
+    return prog(*sum_loop(n))
 
 
 def outcome(machine: Machine, **run: Any) -> tuple[Any, ...]:

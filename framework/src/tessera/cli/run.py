@@ -9,10 +9,11 @@ import click
 import structlog
 
 from tessera.cli.params import ADDRESS, SIZE, parse_settings
-from tessera.errors import ConfigError, TesseraError
+from tessera.errors import ConfigError, PluginError, TesseraError
 from tessera.loaders import FORMATS, load_program
 from tessera.machine import ENGINES, Machine
 from tessera.memory import DEFAULT_MEMORY_CAP
+from tessera.plugins import call_impl
 from tessera.progress import RunProgress
 from tessera.session import resolve_arch, state_text
 
@@ -153,9 +154,6 @@ def configure_tools(machine: Machine, options: dict[str, Any]) -> None:
     host = machine.host
     if host is None:
         return
-    from tessera.errors import PluginError
-    from tessera.plugins import call_impl
-
     for impl in host.impls("tessera_run_configure"):
         try:
             call_impl(impl, machine=machine, options=dict(options))
@@ -172,9 +170,6 @@ def add_tool_options(commands: list[click.Command], host: Any) -> None:
     A parameter name (or option string) that clashes with a built-in option or an
     earlier plugin's is refused with a one-line message naming the plugin.
     """
-    from tessera.errors import PluginError
-    from tessera.plugins import call_impl
-
     for command in commands:
         command.params = [p for p in command.params if not getattr(p, TOOL_OPTION_MARK, False)]
     if host is None:

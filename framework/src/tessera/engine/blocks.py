@@ -370,6 +370,41 @@ def _loops_to(body: list[ast.stmt], start: int) -> bool:
     return found
 
 
+class _LoopReturns(ast.NodeTransformer):
+    """``return pc`` → ``return (pc, it)``, continuing first when ``pc`` is the block's start
+    and budget remains; ``BlockExit(count, pc)`` adds the whole iterations before it."""
+
+    def __init__(self, start: int, n: int) -> None:
+        self.start, self.n = start, n
+
+    def visit_Return(self, node: ast.Return) -> Any:
+        it = ast.Name("it", ast.Load())
+        more = ast.Compare(it, [ast.Lt()], [ast.Name("budget", ast.Load())])
+        value = node.value
+        if isinstance(value, ast.Constant):
+            out: list[ast.stmt] = []
+            if value.value == self.start:
+                out.append(ast.If(more, [ast.Continue()], []))
+            out.append(ast.Return(ast.Tuple([value, it], ast.Load())))
+            return [ast.copy_location(s, node) for s in out]
+        assert value is not None
+        rv = ast.Name("r_loop", ast.Load())
+        again = ast.BoolOp(ast.And(), [ast.Compare(rv, [ast.Eq()], [ast.Constant(self.start)]), more])
+        return [ast.copy_location(s, node) for s in (
+            ast.Assign([ast.Name("r_loop", ast.Store())], value),
+            ast.If(again, [ast.Continue()], []),
+            ast.Return(ast.Tuple([rv, it], ast.Load())))]
+
+    def visit_Raise(self, node: ast.Raise) -> Any:
+        exc = node.exc
+        if (isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant)
+                and isinstance(exc.func, ast.Name) and exc.func.id.startswith("BlockExit")):
+            whole = ast.BinOp(ast.BinOp(ast.Name("it", ast.Load()), ast.Sub(), ast.Constant(1)), ast.Mult(),
+                              ast.Constant(self.n))
+            exc.args[0] = ast.BinOp(whole, ast.Add(), exc.args[0])
+        return node
+
+
 def _make_loop(body: list[ast.stmt], start: int, n: int) -> list[ast.stmt]:
     """Run the block body repeatedly while it branches back to its start and budget remains.
 
@@ -377,36 +412,7 @@ def _make_loop(body: list[ast.stmt], start: int, n: int) -> list[ast.stmt]:
     first continues the loop if fewer than ``budget`` iterations ran.  A block exit
     after a code write counts the whole iterations before it.
     """
-    it = ast.Name("it", ast.Load())
-
-    class Rewrite(ast.NodeTransformer):
-        def visit_Return(self, node: ast.Return) -> Any:
-            value = node.value
-            if isinstance(value, ast.Constant):
-                out: list[ast.stmt] = []
-                if value.value == start:
-                    out.append(ast.If(ast.Compare(it, [ast.Lt()], [ast.Name("budget", ast.Load())]),
-                                      [ast.Continue()], []))
-                out.append(ast.Return(ast.Tuple([value, it], ast.Load())))
-                return [ast.copy_location(s, node) for s in out]
-            assert value is not None
-            rv = ast.Name("r_loop", ast.Load())
-            again = ast.BoolOp(ast.And(), [ast.Compare(rv, [ast.Eq()], [ast.Constant(start)]),
-                                           ast.Compare(it, [ast.Lt()], [ast.Name("budget", ast.Load())])])
-            return [ast.copy_location(s, node) for s in (
-                ast.Assign([ast.Name("r_loop", ast.Store())], value),
-                ast.If(again, [ast.Continue()], []),
-                ast.Return(ast.Tuple([rv, it], ast.Load())))]
-
-        def visit_Raise(self, node: ast.Raise) -> Any:  # BlockExit(count, pc): add whole iterations
-            exc = node.exc
-            if (isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant)
-                    and isinstance(exc.func, ast.Name) and exc.func.id.startswith("BlockExit")):
-                exc.args[0] = ast.BinOp(ast.BinOp(ast.BinOp(it, ast.Sub(), ast.Constant(1)), ast.Mult(),
-                                                  ast.Constant(n)), ast.Add(), exc.args[0])
-            return node
-
-    rewritten = Rewrite().visit(ast.Module(body=body, type_ignores=[])).body
+    rewritten = _LoopReturns(start, n).visit(ast.Module(body=body, type_ignores=[])).body
     first_line = rewritten[0].lineno if rewritten else FIRST_LINE
     bump = ast.AugAssign(ast.Name("it", ast.Store()), ast.Add(), ast.Constant(1))
     init = ast.Assign([ast.Name("it", ast.Store())], ast.Constant(0))
@@ -419,17 +425,21 @@ def _make_loop(body: list[ast.stmt], start: int, n: int) -> list[ast.stmt]:
 
 def _observe_before_returns(stmts: list[ast.stmt], call: ast.Expr) -> list[ast.stmt]:
     """Put an observer call before every ``return`` of the block's last instruction."""
-
-    class Insert(ast.NodeTransformer):
-        def visit_Return(self, node: ast.Return) -> Any:
-            if node.value is None or isinstance(node.value, ast.Constant):
-                return [ast.Expr(call.value), node]
-            tmp = ast.Name("r_obs", ast.Store())
-            return [ast.Assign([tmp], node.value), ast.Expr(call.value),
-                    ast.Return(ast.Name("r_obs", ast.Load()))]
-
-    module = Insert().visit(ast.Module(body=stmts, type_ignores=[]))
+    module = _ObserveFirst(call).visit(ast.Module(body=stmts, type_ignores=[]))
     return list(module.body)
+
+
+class _ObserveFirst(ast.NodeTransformer):
+    """``return v`` → evaluate ``v``, call the observer, return it."""
+
+    def __init__(self, call: ast.Expr) -> None:
+        self.call = call
+
+    def visit_Return(self, node: ast.Return) -> Any:
+        if node.value is None or isinstance(node.value, ast.Constant):
+            return [ast.Expr(self.call.value), node]
+        return [ast.Assign([ast.Name("r_obs", ast.Store())], node.value), ast.Expr(self.call.value),
+                ast.Return(ast.Name("r_obs", ast.Load()))]
 
 
 def _place(node: ast.AST, line: int, *, shallow: bool = False) -> None:

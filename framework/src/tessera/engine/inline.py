@@ -94,7 +94,7 @@ def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
 class Template:
     """What one code object's source says, parsed and checked once."""
 
-    __slots__ = ("body", "params", "local_names", "terminal", "param_stores", "escapes", "attr_stores",
+    __slots__ = ("body", "params", "local_names", "terminal", "param_stores", "attr_stores",
                  "expression", "size")
 
     def __init__(self, fn: Any) -> None:
@@ -123,7 +123,6 @@ class Template:
         self.local_names = set(code.co_varnames) - set(self.params)
         self.param_stores: set[str] = set()
         self.attr_stores: dict[str, set[str]] = {p: set() for p in self.params}
-        self.escapes: set[str] = set()  # params used other than as ``param.attr``
         body = _strip_docstring(node.body)
         for n in ast.walk(ast.Module(body=body, type_ignores=[])):
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
@@ -138,12 +137,6 @@ class Template:
                 self.attr_stores[n.value.id].add(n.attr)
             if isinstance(n, ast.Name) and n.id in self.params and not isinstance(n.ctx, ast.Load):
                 self.param_stores.add(n.id)
-        parents = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
-        for n in ast.walk(ast.Module(body=body, type_ignores=[])):
-            if isinstance(n, ast.Name) and n.id in self.params:
-                p = parents.get(id(n))
-                if not (isinstance(p, ast.Attribute) and p.value is n):
-                    self.escapes.add(n.id)
         self.body = body
         self.size = sum(1 for s in body for _ in ast.walk(s))
         self.expression = _as_expression(body)
@@ -324,11 +317,10 @@ def _regfile(node: Any, ctx: Context) -> Any:
 # --------------------------------------------------------------------------- constant propagation
 
 
-class _Eval:
-    @staticmethod
-    def const(node: ast.expr) -> Any:
-        expr = ast.fix_missing_locations(ast.Expression(body=node))
-        return eval(compile(expr, "<fold>", "eval"), {"__builtins__": {}})  # noqa: S307 - literals only
+def _evaluate(node: ast.expr) -> Any:
+    """The value of an expression of literals (folding)."""
+    expr = ast.fix_missing_locations(ast.Expression(body=node))
+    return eval(compile(expr, "<fold>", "eval"), {"__builtins__": {}})  # noqa: S307 - literals only
 
 
 class _FoldExpr(ast.NodeTransformer):
@@ -350,7 +342,7 @@ class _FoldExpr(ast.NodeTransformer):
     def _try(self, node: Any) -> Any:
         if all(isinstance(c, ast.Constant) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)):
             try:
-                value = _Eval.const(node)
+                value = _evaluate(node)
             except Exception:  # noqa: BLE001 - e.g. 1 // 0: leave it to raise at run time
                 return node
             if isinstance(value, _SIMPLE):
@@ -517,20 +509,25 @@ def forward(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+class _DropUnread(ast.NodeTransformer):
+    """Remove ``local = value`` for renamed locals not in ``loaded`` (and values without effects)."""
+
+    def __init__(self, loaded: set[str]) -> None:
+        self.loaded = loaded
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        t = node.targets[0] if len(node.targets) == 1 else None
+        if (isinstance(t, ast.Name) and "_L" in t.id and t.id not in self.loaded
+                and not any(isinstance(n, ast.Call | ast.NamedExpr) for n in ast.walk(node.value))):
+            return None
+        return node
+
+
 def drop_dead_locals(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """Drop assignments to renamed locals (``*_L<n>``) nobody reads any more (propagation
     replaced the reads by literals); values with calls stay, for their effects."""
     loaded = {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-    class Drop(ast.NodeTransformer):
-        def visit_Assign(self, node: ast.Assign) -> Any:
-            t = node.targets[0] if len(node.targets) == 1 else None
-            if (isinstance(t, ast.Name) and "_L" in t.id and t.id not in loaded
-                    and not any(isinstance(n, ast.Call | ast.NamedExpr) for n in ast.walk(node.value))):
-                return None
-            return node
-
-    module = Drop().visit(ast.Module(body=stmts, type_ignores=[]))
+    module = _DropUnread(loaded).visit(ast.Module(body=stmts, type_ignores=[]))
     _fill_empty(module)
     return list(module.body)
 
@@ -635,6 +632,31 @@ def _fixed(node: ast.expr, ctx: Context) -> bool:
     return name == "cpu" or "_L" in name or name.startswith("R_") or name in ctx.binder.namespace
 
 
+class _InlineExpressions(ast.NodeTransformer):
+    """Replace calls to expression functions whose arguments are atoms by their expression."""
+
+    def __init__(self, calls: _Calls) -> None:
+        self.calls = calls
+
+    def visit_Call(self, call: ast.Call) -> Any:
+        self.generic_visit(call)
+        calls = self.calls
+        got = calls._prepare(call)
+        if got is None:
+            return call
+        fn, t, args = got
+        if t.expression is None or not all(_atom(a) for a in args):
+            return call
+        site = next(calls.ctx.binder.sites)
+        subst = dict(zip(t.params, args, strict=True))
+        try:
+            expr = _Specialise(t, fn, site, subst, calls.ctx).visit(clone(t.expression))
+        except Reject:
+            return call
+        calls.changed = True
+        return ast.copy_location(expr, call)
+
+
 class _Calls:
     """Inline one level of calls to plain functions and agent methods."""
 
@@ -677,28 +699,7 @@ class _Calls:
 
     def expression(self, node: ast.expr) -> ast.expr:
         """Inline calls to expression functions (``if c: return a`` ... ``return z``) in ``node``."""
-        calls = self
-
-        class Expr(ast.NodeTransformer):
-            def visit_Call(self, call: ast.Call) -> Any:
-                self.generic_visit(call)
-                got = calls._prepare(call)
-                if got is None:
-                    return call
-                fn, t, args = got
-                if t.expression is None or not all(_atom(a) for a in args):
-                    return call
-                site = next(calls.ctx.binder.sites)
-                subst = dict(zip(t.params, args, strict=True))
-                try:
-                    spec = _Specialise(t, fn, site, subst, calls.ctx)
-                    expr = spec.visit(clone(t.expression))
-                except Reject:
-                    return call
-                calls.changed = True
-                return ast.copy_location(expr, call)
-
-        return Expr().visit(node)
+        return _InlineExpressions(self).visit(node)
 
     def statements(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.control import ControlSignal, Halt, StopRequest, Yield
+from tessera.engine.blocks import BlockBuilder
 from tessera.errors import ConfigError, PluginError, TesseraError
 from tessera.isa.instruction import Instruction
 from tessera.plugins import call_impl
@@ -107,8 +108,6 @@ class Translator:
         self.observe_hooks = host.impls("tessera_execute_observe") if host else []
         self.timing = machine.timing
         self.breakpoints = machine.breakpoints
-        from tessera.engine.blocks import BlockBuilder
-
         regfiles = {rf.name for rf in arch.register_files if rf.storage}
         self.blocks = BlockBuilder(self.cache, regfiles)
 
@@ -132,6 +131,14 @@ class Translator:
         except TesseraError:
             return None
 
+    def _ask(self, impl: Any, hook: str, ins: Instruction, pc: int, word: int) -> Any:
+        """Call an execute-family hook for ``ins``; a raising plugin is named."""
+        try:
+            return call_impl(impl, machine=self.machine, arch=self.arch, ins=ins)
+        except Exception as exc:  # noqa: BLE001
+            raise PluginError(f"{hook} raised {type(exc).__name__}: {exc}",
+                              plugin=impl.plugin_name, pc=pc, word=word) from exc
+
     def fill(self, pc: int) -> Instruction:
         word, region = self.space.fetch(pc, self.size)
         ins = self.decode(word, pc)
@@ -148,11 +155,7 @@ class Translator:
         observers: list[Any] = []
         raw: list[tuple[Any, str]] = []
         for impl in self.observe_hooks:
-            try:
-                got = call_impl(impl, machine=self.machine, arch=self.arch, ins=ins)
-            except Exception as exc:  # noqa: BLE001
-                raise PluginError(f"tessera_execute_observe raised {type(exc).__name__}: {exc}",
-                                  plugin=impl.plugin_name, pc=pc, word=word) from exc
+            got = self._ask(impl, "tessera_execute_observe", ins, pc, word)
             if got is None:
                 continue
             if not callable(got):
@@ -166,11 +169,7 @@ class Translator:
         if self.instrumenters:
             befores, afters = [], []
             for impl in self.instrumenters:
-                try:
-                    got = call_impl(impl, machine=self.machine, arch=self.arch, ins=ins)
-                except Exception as exc:  # noqa: BLE001
-                    raise PluginError(f"tessera_execute_instrument raised {type(exc).__name__}: {exc}",
-                                      plugin=impl.plugin_name, pc=pc, word=word) from exc
+                got = self._ask(impl, "tessera_execute_instrument", ins, pc, word)
                 if got is None:
                     continue
                 if not (isinstance(got, tuple | list) and len(got) == 2):

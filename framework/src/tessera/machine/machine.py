@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pickle
 import time
 from collections.abc import Callable, Iterable
@@ -51,8 +52,6 @@ ENGINE_ENV = "TESSERA_ENGINE"
 
 def default_engine() -> str:
     """``$TESSERA_ENGINE`` if set (so a whole test suite can run on either engine), else ``fast``."""
-    import os
-
     name = os.environ.get(ENGINE_ENV, "").strip() or "fast"
     if name not in ENGINES:
         raise ConfigError(f"{ENGINE_ENV}={name!r} is not an engine (choose from {', '.join(ENGINES)})")
