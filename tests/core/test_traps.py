@@ -119,6 +119,43 @@ class TrapLog(Plugin):
         self.seen.append((agent.name, agent.pc, trap.cause, trap.tval))
 
 
+class TakenLog(TrapLog):
+    """Also logs ``tessera_trap_taken``: where the agent is then, and what trap entry saved."""
+
+    def __init__(self):
+        super().__init__()
+        self.taken = []
+
+    @tessera.hookimpl
+    def tessera_trap_taken(self, machine, agent, trap):
+        self.taken.append((agent.name, agent.pc, agent.c[1], agent.c[2], trap.cause))
+
+
+def test_trap_taken_follows_the_trap_with_the_agent_at_its_handler():
+    items = trapping(("li", dict(rd=2, limm=5)), "bad:", ILLEGAL, ("addi", dict(rd=2, rs1=2, imm=1)))
+    bad = labels(*items)["bad"]
+    log = TakenLog()
+    m = with_tvec(items, cores=1, plugins=(log,))
+    tvec = m.cpus[0].c[0]
+    r = m.run()
+    assert r.exit_code == 2
+    assert log.seen == [("core0", bad, 2, ILLEGAL)]
+    assert log.taken == [("core0", tvec, bad, 2, 2)]   # at the handler; epc and cause already set
+
+
+def test_trap_taken_is_not_called_for_an_unhandled_or_a_stopped_trap():
+    log = TakenLog()
+    m = new_machine(prog(("nop", {}), ILLEGAL), cores=1, plugins=(log,))
+    with pytest.raises(UnhandledTrap):
+        m.run()
+    assert len(log.seen) == 1 and log.taken == []
+    items = trapping("bad:", ILLEGAL)
+    log = TakenLog()
+    m = with_tvec(items, cores=1, plugins=(log,))
+    assert m.run(stop_on_trap=True).reason == "trap"
+    assert len(log.seen) == 1 and log.taken == []
+
+
 def test_stop_on_trap_returns_reason_trap_then_continues():
     items = trapping(("li", dict(rd=2, limm=5)), "bad:", ILLEGAL, ("addi", dict(rd=2, rs1=2, imm=1)))
     bad = labels(*items)["bad"]

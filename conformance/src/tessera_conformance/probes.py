@@ -11,7 +11,8 @@ Event tuples (one shared ``log`` per run, in the order things happened):
 * ``("T", agent, pc, cause)`` — ``tessera_trap``;
 * ``("W", agent, obj, pc)`` — a ``wait`` sync event (an agent parked at ``pc``);
 * ``("R" | "S", agent, address, size, value, space)`` — a memory watch saw a read / store;
-* ``("O", agent, pc, word)`` — an execute *observer* saw an instruction retire.
+* ``("O", agent, "PC WORD")`` — an execute *observer* saw an instruction retire (``"PC WORD ="``
+  when the register it writes changed; ``("V", agent, value)`` follows with the new value).
 """
 
 from __future__ import annotations
@@ -67,19 +68,74 @@ class Recorder:
 
 class Observer:
     """Retirements (``tessera_execute_observe``), traps and waits: a trace that keeps the fast
-    engine translating blocks, unlike :class:`Recorder`'s execute callbacks."""
+    engine translating blocks, unlike :class:`Recorder`'s execute callbacks.
+
+    Its observers carry a :class:`~tessera.engine.capture.Capture`, so the fast engine
+    compiles them into blocks wherever an instruction writes one known register (or
+    none): the log then also shows, as ``("V", agent, value)`` after the ``"O"`` event,
+    the new value of the register the instruction wrote when it changed — and the
+    engine-equivalence check compares those between engines too.
+    """
 
     TESSERA_API_VERSION = 1
 
     def __init__(self, log: list[tuple[Any, ...]] | None = None) -> None:
         self.log = [] if log is None else log
+        self._sinks: dict[Any, tuple[Any, Any, dict[str, list[Any]]]] = {}
+
+    def sink(self, agent: Any) -> tuple[Any, Any, dict[str, list[Any]]]:
+        """Per agent: ``(record, remember, shadows)`` (the capture protocol)."""
+        got = self._sinks.get(agent)
+        if got is None:
+            log, name = self.log, agent.name
+
+            def record(token: str) -> None:
+                log.append(("O", name, token))
+
+            def remember(value: Any) -> None:
+                log.append(("V", name, value))
+
+            shadows = {f: list(v) for f, v in (getattr(agent, "regs", None) or {}).items()}
+            got = self._sinks[agent] = (record, remember, shadows)
+        return got
+
+    @tessera.hookimpl
+    def tessera_machine_ready(self, machine: Any) -> None:
+        for agent in machine.agents:  # shadows from the same moment on both engines
+            self._sinks.pop(agent, None)
+            if getattr(agent, "regs", None) is not None:
+                self.sink(agent)
 
     @tessera.hookimpl
     def tessera_execute_observe(self, ins: Any) -> Any:
-        log = self.log
+        from tessera.engine.capture import Capture, static_writes
+
+        token = f"{ins.address:#x} {ins.word:#x}"
+        sink = self.sink
+        plan: list[Any] = []
 
         def observe(agent: Any, ins: Any) -> None:
-            log.append(("O", agent.name, ins.address, ins.word))
+            record, remember, shadows = sink(agent)
+            if not plan:
+                writes = static_writes(ins, agent)
+                register = next(iter(writes)) if writes and len(writes) == 1 else None
+                plan.append(register if writes is not None and len(writes) <= 1 else False)
+                if plan[0] is not False:
+                    observe.capture = Capture(sink, register, token + " =", token,  # type: ignore[attr-defined]
+                                              type(agent))
+            register = plan[0]
+            if not register:
+                record(token)
+                return
+            rf, index = register
+            value = getattr(agent, rf)[index]
+            shadow = shadows[rf]
+            if value != shadow[index]:
+                shadow[index] = value
+                record(token + " =")
+                remember(value)
+            else:
+                record(token)
 
         return observe
 

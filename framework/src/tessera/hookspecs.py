@@ -217,5 +217,16 @@ def tessera_trap(machine: Machine, agent: Agent, trap: Any) -> None:
 
 
 @hookspec
+def tessera_trap_taken(machine: Machine, agent: Agent, trap: Any) -> None:
+    """The architecture took a trap: the agent is at its handler, trap entry is done.
+
+    Called after ``tessera_trap`` and the architecture's ``take_trap``, only when it
+    took the trap (not for an unhandled trap, nor one that halted the agent).  What
+    trap entry changed — the PC, registers an architecture saves or sets — is
+    visible now and was not any instruction's doing: tracers account for it here.
+    """
+
+
+@hookspec
 def tessera_run_finished(machine: Machine, result: RunResult) -> None:
     """A call to ``Machine.run`` ended (halt, stop condition, budget or error)."""

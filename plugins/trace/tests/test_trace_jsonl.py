@@ -56,5 +56,6 @@ def test_a_trap_is_a_note_record():
     machine.agent("core0").c[0] = 0x8            # tvec: the halt
     rows = [json.loads(line) for line in trace(machine, "jsonl").splitlines()]
     assert rows[1] == {"note": "trap", "agent": "core0", "pc": 4, "trap": "illegal instruction",
-                       "cause": 2, "tval": 0xFFFF_FFFF}
+                       "cause": 2, "tval": 0xFFFF_FFFF, "regs": {"epc": 4, "cause": 2}}  # trap entry set these
     assert [r["pc"] for r in rows if "note" not in r] == [0, 0x8]
+    assert rows[2]["regs"] == {}  # the handler's halt changed nothing itself

@@ -62,6 +62,10 @@ class IdlePlugin:
         return None
 
     @tessera.hookimpl
+    def tessera_trap_taken(self, machine: Any, agent: Any, trap: Any) -> None:
+        return None
+
+    @tessera.hookimpl
     def tessera_run_finished(self, machine: Any, result: Any) -> None:
         return None
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import structlog
 
-from tessera.engine import inline
+from tessera.engine import capture, inline
 
 log = structlog.get_logger("tessera.engine")
 
@@ -43,6 +43,7 @@ HOT = 16         # visits of a PC before a block is compiled there (TESSERA_BLOC
 FIRST_LINE = 10  # line of instruction 0; the prologue is on line 1
 OBSERVER_LINE = 1_000_000  # observer i of instruction k: OBSERVER_LINE + k * MAX_OBSERVERS + i
 MAX_OBSERVERS = 64
+SINK_LINE = 900_000  # the prologue's call of capture sink n (see tessera.engine.capture)
 NEVER = 1 << 62  # the length of a non-block: it never fits a budget, so the engine steps
 MAX_CACHED = 4096  # translations kept process-wide (see BlockBuilder._key)
 _CODE_CACHE: dict[tuple[Any, ...], tuple[Any, ...]] = {}
@@ -64,7 +65,7 @@ class Block:
     """One translated run of instructions (or, with ``n == NEVER``, a PC that is stepped)."""
 
     __slots__ = ("start", "fn", "code", "n", "cycles", "guard", "prefix", "ins", "stale", "inlined",
-                 "source", "loop")
+                 "source", "loop", "cap", "sinks", "captured")
 
     def __init__(self, start: int, ins: list[Any]) -> None:
         self.start = start
@@ -84,30 +85,40 @@ class Block:
         #: a block whose last instruction may branch back to its start loops inside its
         #: function: ``fn(agent, budget) -> (next_pc, iterations)``, at most ``budget`` times
         self.loop = False
+        #: the most iterations per call (blocks with captures: their sinks are consulted per call)
+        self.cap = NEVER
+        #: the plugins of the capture sinks the prologue calls, in order
+        self.sinks: tuple[str, ...] = ()
+        #: observers inlined as captures rather than called
+        self.captured = 0
 
-    def locate(self, exc: BaseException) -> tuple[int, int, int] | None:
-        """``(index, iterations, observer)``: the instruction of this block during which
+    def locate(self, exc: BaseException) -> tuple[int, int, str | None] | None:
+        """``(index, iterations, plugin)``: the instruction of this block during which
         ``exc`` was raised, how many whole iterations a looping block had completed
-        before, and which of its observers raised it (-1: the instruction itself);
-        ``None`` when the block's code was not running when it was raised."""
+        before, and the plugin whose observer (or capture sink) raised it (``None``:
+        the instruction itself); ``None`` when the block's code was not running."""
         tb = exc.__traceback__
         code = self.code
         while tb is not None:
             if tb.tb_frame.f_code is code:
                 line = tb.tb_lineno or FIRST_LINE
-                observer = -1
+                plugin = None
                 if line >= OBSERVER_LINE:
                     line, observer = divmod(line - OBSERVER_LINE, MAX_OBSERVERS)
+                    plugin = self.ins[max(0, min(line, len(self.ins) - 1))].observer_calls[observer][1]
                     line += FIRST_LINE
+                elif line >= SINK_LINE:   # before any instruction ran
+                    plugin, line = self.sinks[line - SINK_LINE], FIRST_LINE
                 j = max(0, min(line - FIRST_LINE, len(self.ins) - 1))
-                return j, (tb.tb_frame.f_locals.get("it", 1) - 1) if self.loop else 0, observer
+                return j, (tb.tb_frame.f_locals.get("it", 1) - 1) if self.loop else 0, plugin
             tb = tb.tb_next
         return None  # not raised by the block's code (e.g. Ctrl-C landing just before the call)
 
     def __repr__(self) -> str:
         if self.n == NEVER:
             return f"<step-only {self.start:#x}>"
-        return f"<block {self.start:#x} n={self.n} inlined={self.inlined}{' stale' if self.stale else ''}>"
+        return (f"<block {self.start:#x} n={self.n} inlined={self.inlined}"
+                f"{f' captured={self.captured}' if self.captured else ''}{' stale' if self.stale else ''}>")
 
 
 class BlockBuilder:
@@ -128,7 +139,7 @@ class BlockBuilder:
         #: keep each block's generated Python as ``block.source`` (debugging the translator)
         self.keep_source = bool(os.environ.get("TESSERA_BLOCK_SOURCE"))
         #: compiling costs about a millisecond a block, so only code run this often is translated
-        self.hot = _hot_threshold()
+        self.hot = hot_threshold()
 
     def build(self, pc: int, agent: Any = None) -> Block | None:
         """The block at ``pc``; ``None`` (step this time) while the PC is cold or uncached."""
@@ -178,31 +189,27 @@ class BlockBuilder:
         return block
 
     def _regfile_names(self, agent: Any) -> dict[str, str]:
-        """Agent attributes that are register files: their names, and aliases of the same list."""
-        names = {rf: rf for rf in self.regfiles}
-        regs = getattr(agent, "regs", None)
-        if agent is not None and isinstance(regs, dict):
-            by_id = {id(v): k for k, v in regs.items() if k in self.regfiles}
-            for attr, value in vars(agent).items():
-                if isinstance(value, list) and id(value) in by_id:
-                    names.setdefault(attr, by_id[id(value)])
-        return names
+        return regfile_names(self.regfiles, agent)
 
     def _compile(self, block: Block, agent: Any) -> None:
         key = self._key(block, agent)
         cached = _CODE_CACHE.get(key)
         if cached is not None:
-            code, stored, name, loop, inlined, source = cached[:6]
+            code, stored, name, loop, inlined, source, shape = cached[:7]
             namespace = {n: _resolve(block, kind, v) for n, kind, v in stored}
             exec(code, namespace)  # noqa: S102 - the same translation, bound to this machine's objects
             block.fn = namespace[name]
             block.code = block.fn.__code__
             block.loop, block.inlined, block.source = loop, inlined, source
+            block.cap, block.sinks, block.captured = shape
             return
         self._translate(block, agent)
         if key is not None and block.fn is not None:
             observers = {id(ob): (j, idx) for j, i in enumerate(block.ins)
                          for idx, (ob, _p) in enumerate(i.observer_calls)}
+            sinks = {id(cap.sink): (j, idx) for j, i in enumerate(block.ins)
+                     for idx, (ob, _p) in enumerate(i.observer_calls)
+                     if (cap := capture.capture_of(ob)) is not None}
             recipes: list[tuple[str, str, Any]] = []
             for n, v in self._namespace.items():
                 k = next((j for j, i in enumerate(block.ins) if i is v), -1)
@@ -212,39 +219,38 @@ class BlockBuilder:
                     recipes.append((n, "ins", k))
                 elif id(v) in observers:  # this machine's observer of the same instruction
                     recipes.append((n, "observer", observers[id(v)]))
+                elif id(v) in sinks:      # this machine's capture sink of the same observer
+                    recipes.append((n, "sink", sinks[id(v)]))
                 else:
                     recipes.append((n, "value", v))
             if len(_CODE_CACHE) >= MAX_CACHED:
                 _CODE_CACHE.clear()
             # the entry keeps alive every object whose id is in the key, so no id is reused
             _CODE_CACHE[key] = (self._code, recipes, block.fn.__name__, block.loop, block.inlined,
-                                block.source, self._held)
+                                block.source, (block.cap, block.sinks, block.captured), self._held)
 
     def _key(self, block: Block, agent: Any) -> tuple[Any, ...]:
         """What the translation of ``block`` depends on, for the process-wide code cache.
 
         Literal operand values, and the identity of every object the translation binds
         by identity (semantic functions, bound helpers); plus the agent class and the
-        register-file names.  Machines running the same code at the same addresses —
-        tests, benchmarks, parameter sweeps — translate it once.
+        register-file names, and each observer's plugin and capture.  Machines running
+        the same code at the same addresses — tests, benchmarks, parameter sweeps —
+        translate it once.
         """
         held: list[Any] = [type(agent)]
         parts: list[Any] = [block.start, id(type(agent)), self.mixed, self.keep_source,
                             tuple(sorted(self._regfile_names(agent).items()))]
         for ins in block.ins:
-            fn = _semantic(ins)
-            held.append(fn)
-            items: list[Any] = []
-            for k, v in ins.__dict__.items():
-                if k in _PER_MACHINE:
-                    continue
-                if isinstance(v, _LITERALS):
-                    items.append((k, type(v).__name__, v))
-                elif isinstance(v, _BOUND):
-                    held.append(v)
-                    items.append((k, id(v)))
-            parts.append((id(fn), type(ins).__name__, tuple(sorted(items, key=lambda t: t[0])),
-                          tuple(plugin for _ob, plugin in ins.observer_calls)))
+            part, more = instruction_key(ins)
+            held.extend(more)
+            observers = []
+            for ob, plugin in ins.observer_calls:
+                cap = capture.capture_of(ob)
+                if cap is not None:
+                    held.append(cap.agent_class)
+                observers.append((plugin, cap.signature() if cap is not None else None))
+            parts.append((part, tuple(observers)))
         self._held = held
         return tuple(parts)
 
@@ -256,34 +262,53 @@ class BlockBuilder:
         last = len(block.ins) - 1
         block_name = binder.bind("B", block)
         exit_name = binder.bind("BlockExit", BlockExit)
-        observed: list[tuple[ast.expr, int]] = []
+        sinks = capture.SinkNames(binder)
         for k, ins in enumerate(block.ins):
-            fn = _semantic(ins)
+            fn = semantic(ins)
             stmts = inline.specialise(fn, ins, k, ctx, last=k == last)
+            writes = None
             if stmts is None:
                 stmts = self._call(fn, ins, k, binder, last=k == last)
             else:
                 block.inlined += 1
-            for idx, (ob, _plugin) in enumerate(ins.observer_calls):
-                call = ast.Expr(ast.Call(ast.Name(binder.bind("O", ob), ast.Load()),
-                                         [ast.Name("cpu", ast.Load()),
-                                          ast.Name(binder.bind("I", ins), ast.Load())], []))
-                observed.append((call.value, OBSERVER_LINE + k * MAX_OBSERVERS + idx))
+                if agent is not None and any(capture.capture_of(ob) for ob, _p in ins.observer_calls):
+                    # the same analysis the observer's capture was made from (cached)
+                    writes = capture.static_writes(ins, agent)
+            writing = inline.may_write(stmts)
+            for stmt in stmts:
+                _place(stmt, FIRST_LINE + k)
+            after: list[ast.stmt] = []
+            fused = False
+            for idx, (ob, plugin) in enumerate(ins.observer_calls):
+                cap = capture.capture_of(ob)
+                if cap is not None and cap.usable(writes, None if self.mixed else agent):
+                    prefix = sinks.prefix(cap.sink, plugin)
+                    loaded = (not fused and cap.register is not None
+                              and capture.fuse_store(stmts, cap.register, capture.value_name(prefix, k)))
+                    fused = fused or loaded
+                    got = capture.statements(cap, k, prefix, sinks, used, loaded=loaded)
+                    block.captured += 1
+                else:  # called; it could write memory, like any call
+                    got = [ast.Expr(ast.Call(ast.Name(binder.bind("O", ob), ast.Load()),
+                                             [ast.Name("cpu", ast.Load()),
+                                              ast.Name(binder.bind("I", ins), ast.Load())], []))]
+                    writing = True
+                for stmt in got:  # their own lines: a raising observer is named
+                    _place(stmt, OBSERVER_LINE + k * MAX_OBSERVERS + idx)
+                after.extend(got)
+            if after:
                 if k == last and stmts and isinstance(stmts[-1], ast.Return):
-                    stmts = _observe_before_returns(stmts, call)
+                    stmts = _observe_before_returns(stmts, after)
                 else:
-                    stmts.append(call)
-            if k != last and inline.may_write(stmts):
-                stmts.append(ast.If(
+                    stmts.extend(after)
+            if k != last and writing:
+                check = ast.If(
                     test=ast.Attribute(ast.Name(block_name, ast.Load()), "stale", ast.Load()),
                     body=[ast.Raise(ast.Call(ast.Name(exit_name, ast.Load()),
                                              [ast.Constant(k + 1), ast.Constant(ins.next)], []), None)],
-                    orelse=[]))
-            for stmt in stmts:
-                _place(stmt, FIRST_LINE + k)
-            for node, line in observed:  # their own lines: a raising observer is named
-                _place(node, line)
-            observed.clear()
+                    orelse=[])
+                _place(check, FIRST_LINE + k)
+                stmts.append(check)
             body.extend(stmts)
         loop = _loops_to(body, block.start)
         if loop:
@@ -295,6 +320,13 @@ class BlockBuilder:
             for rf in sorted(used)]
         for stmt in prologue:
             _place(stmt, 1)
+        for stmts, n in sinks.prologue():
+            for stmt in stmts:
+                _place(stmt, SINK_LINE + n)
+            prologue.extend(stmts)
+        if sinks.sinks:
+            block.sinks = tuple(plugin for _p, _sink, plugin in sinks.sinks)
+            block.cap = capture.LOOP_CAP
         fn_def = ast.FunctionDef(
             name=f"block_{block.start:x}",
             args=ast.arguments(posonlyargs=[], args=[ast.arg("cpu")] + ([ast.arg("budget")] if loop else []),
@@ -348,14 +380,53 @@ def _resolve(block: Block, kind: str, value: Any) -> Any:
     if kind == "observer":
         j, idx = value
         return block.ins[j].observer_calls[idx][0]
+    if kind == "sink":
+        j, idx = value
+        return block.ins[j].observer_calls[idx][0].capture.sink
     return value
 
 
-def _semantic(ins: Any) -> Any:
+def semantic(ins: Any) -> Any:
     """What a block runs for ``ins``: its semantic function — or, if the semantics rebound
     ``ins.run`` since the fill (a lazily resolved function), the function it chose."""
     run = ins.run
     return ins.semantic if run is ins.installed else run
+
+
+_semantic = semantic
+
+
+def regfile_names(regfiles: set[str], agent: Any) -> dict[str, str]:
+    """Agent attributes that are register files: their names, and aliases of the same list."""
+    names = {rf: rf for rf in regfiles}
+    regs = getattr(agent, "regs", None)
+    if agent is not None and isinstance(regs, dict):
+        by_id = {id(v): k for k, v in regs.items() if k in regfiles}
+        for attr, value in vars(agent).items():
+            if isinstance(value, list) and id(value) in by_id:
+                names.setdefault(attr, by_id[id(value)])
+    return names
+
+
+def instruction_key(ins: Any) -> tuple[tuple[Any, ...], list[Any]]:
+    """``(key, held)``: what translating ``ins`` depends on, and the objects whose ids are in it.
+
+    Literal operand values and the identity of every object a translation binds by
+    identity (the semantic function, bound helpers).  Whoever stores the key keeps
+    ``held`` alive with it, so no id in it can be reused.
+    """
+    fn = semantic(ins)
+    held: list[Any] = [fn]
+    items: list[Any] = []
+    for k, v in ins.__dict__.items():
+        if k in _PER_MACHINE:
+            continue
+        if isinstance(v, _LITERALS):
+            items.append((k, type(v).__name__, v))
+        elif isinstance(v, _BOUND):
+            held.append(v)
+            items.append((k, id(v)))
+    return (id(fn), type(ins).__name__, tuple(sorted(items, key=lambda t: t[0]))), held
 
 
 def _loops_to(body: list[ast.stmt], start: int) -> bool:
@@ -423,23 +494,27 @@ def _make_loop(body: list[ast.stmt], start: int, n: int) -> list[ast.stmt]:
     return [init, loop]
 
 
-def _observe_before_returns(stmts: list[ast.stmt], call: ast.Expr) -> list[ast.stmt]:
-    """Put an observer call before every ``return`` of the block's last instruction."""
-    module = _ObserveFirst(call).visit(ast.Module(body=stmts, type_ignores=[]))
+def _observe_before_returns(stmts: list[ast.stmt], after: list[ast.stmt]) -> list[ast.stmt]:
+    """Put the observers' statements ``after`` before every ``return`` of the block's last instruction."""
+    module = _ObserveFirst(after).visit(ast.Module(body=stmts, type_ignores=[]))
     return list(module.body)
 
 
 class _ObserveFirst(ast.NodeTransformer):
-    """``return v`` → evaluate ``v``, call the observer, return it."""
+    """``return v`` → evaluate ``v``, run the observers' statements, return it."""
 
-    def __init__(self, call: ast.Expr) -> None:
-        self.call = call
+    def __init__(self, after: list[ast.stmt]) -> None:
+        self.after = after
 
     def visit_Return(self, node: ast.Return) -> Any:
+        observe = inline.clone(self.after)  # each copy keeps its observer's line
         if node.value is None or isinstance(node.value, ast.Constant):
-            return [ast.Expr(self.call.value), node]
-        return [ast.Assign([ast.Name("r_obs", ast.Store())], node.value), ast.Expr(self.call.value),
-                ast.Return(ast.Name("r_obs", ast.Load()))]
+            return [*observe, node]
+        keep = ast.copy_location(ast.Assign([ast.Name("r_obs", ast.Store())], node.value), node)
+        back = ast.copy_location(ast.Return(ast.Name("r_obs", ast.Load())), node)
+        for n in (keep, back):
+            _place(n, node.lineno)
+        return [keep, *observe, back]
 
 
 def _place(node: ast.AST, line: int, *, shallow: bool = False) -> None:
@@ -450,7 +525,8 @@ def _place(node: ast.AST, line: int, *, shallow: bool = False) -> None:
             n.col_offset, n.end_col_offset = 0, 1  # type: ignore[attr-defined]
 
 
-def _hot_threshold() -> int:
+def hot_threshold() -> int:
+    """Visits of a PC before a block is compiled there: ``TESSERA_BLOCK_HOT``, else :data:`HOT`."""
     raw = os.environ.get("TESSERA_BLOCK_HOT", "").strip()
     try:
         return max(1, int(raw)) if raw else HOT

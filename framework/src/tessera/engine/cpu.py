@@ -98,6 +98,8 @@ class CpuAgent(Agent):
                             try:
                                 if b.loop:  # as many whole iterations as the budgets allow
                                     budget = (room - k) // b.n
+                                    if budget > b.cap:  # blocks with captures: see tessera.engine.capture
+                                        budget = b.cap
                                     if cycle_limit != _INF and b.cycles:
                                         budget = min(budget, -(-(cycle_limit - cycles - b.guard) // b.cycles))
                                     pc, it = b.fn(self, int(budget))
@@ -115,13 +117,13 @@ class CpuAgent(Agent):
                                 where = b.locate(exc)
                                 if where is None:  # an asynchronous signal outside the block
                                     raise
-                                j, it, observer = where
+                                j, it, plugin = where
                                 ins = b.ins[j]
                                 pc = ins.address
                                 cycles += b.cycles * it + b.prefix[j]
                                 k += b.n * it + j
-                                if observer >= 0 and not isinstance(exc, ControlSignal | TesseraError):
-                                    plugin = ins.observer_calls[observer][1]  # as the step path's guard says it
+                                if plugin is not None and not isinstance(exc, ControlSignal | TesseraError):
+                                    # an observer or capture sink raised: named as the step path's guard does
                                     raise PluginError(f"observer callback raised {type(exc).__name__}: {exc} "
                                                       f"(at {ins.mnemonic})", plugin=plugin, pc=ins.address,
                                                       agent=self.name) from exc
@@ -195,7 +197,8 @@ class CpuAgent(Agent):
                 return n
 
     def _take_trap(self, trap: Trap) -> None:
-        """Report ``trap`` (``tessera_trap``, ``stop_on_trap``), then let the architecture take it.
+        """Report ``trap`` (``tessera_trap``, ``stop_on_trap``), let the architecture take it,
+        then report that (``tessera_trap_taken``).
 
         ``self.pc`` is the trapping instruction's address; the architecture's ``take_trap``
         moves the agent to its handler.  If it declines (or has none) the run stops with
@@ -212,6 +215,8 @@ class CpuAgent(Agent):
             return
         if taken:
             self.cycles += self.arch.timing.get("trap", 1)  # trap entry is not free
+            if self.machine is not None:
+                self.machine.notify_trap_taken(self, trap)
             return
         word = trap.info.get("word")
         if word is None and self._translator is not None:

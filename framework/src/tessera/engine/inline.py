@@ -823,3 +823,60 @@ def may_write(stmts: list[ast.stmt]) -> bool:
                     continue
                 return True
     return False
+
+
+# --------------------------------------------------------------------------- register writes
+
+
+def register_writes(stmts: list[ast.stmt], ctx: Context) -> frozenset[tuple[str, int]] | None:
+    """The registers these specialised statements may write, as ``(file, index)`` pairs.
+
+    ``None`` when that cannot be known statically: a call (other than a few builtins
+    that touch nothing, or the construction of an exception being raised — the
+    instruction then does not retire), a store into a register file at an index that
+    is not a constant, a store into anything but a register file, a local or an
+    attribute of the agent that is not a register file, or a name bound both to a
+    register file and to something else.  Observers use the answer to compare only
+    those registers after the instruction (see :class:`tessera.engine.capture.Capture`),
+    so when in doubt the answer is ``None``.
+    """
+    files: dict[str, str] = {}       # local name -> the register file it is
+    others: set[str] = set()          # local names bound to anything else
+    aliasing: set[int] = set()        # ids of the Name targets of ``name = R_<file>``
+    raised: set[int] = set()          # ids of calls that build a raised exception
+    module = ast.Module(body=stmts, type_ignores=[])
+    for n in ast.walk(module):
+        if isinstance(n, ast.Raise) and n.exc is not None:
+            raised.update(id(c) for c in ast.walk(n.exc) if isinstance(c, ast.Call))
+        elif (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+              and isinstance(n.value, ast.Name) and n.value.id.startswith("R_")):
+            files[n.targets[0].id] = n.value.id[2:]
+            aliasing.add(id(n.targets[0]))
+    for n in ast.walk(module):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in aliasing:
+            others.add(n.id)
+    if set(files) & others:
+        return None
+    writes: set[tuple[str, int]] = set()
+    for n in ast.walk(module):
+        if isinstance(n, ast.Call):
+            if id(n) in raised or (isinstance(n.func, ast.Name) and n.func.id in _NO_SIDE_EFFECT_BUILTINS):
+                continue
+            return None
+        if isinstance(n, ast.Delete | ast.Global | ast.Nonlocal | ast.Lambda | ast.Yield | ast.YieldFrom
+                      | ast.Await | ast.FunctionDef | ast.ClassDef):
+            return None
+        if isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load):
+            base, index = n.value, n.slice
+            if isinstance(base, ast.Name):
+                rf = base.id[2:] if base.id.startswith("R_") else files.get(base.id)
+                if rf is None or not (isinstance(index, ast.Constant) and type(index.value) is int):
+                    return None
+                writes.add((rf, index.value))
+            elif not (isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name)
+                      and base.value.id == "cpu" and base.attr not in ctx.regfiles and base.attr != "regs"):
+                return None
+        elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load):
+            if not (isinstance(n.value, ast.Name) and n.value.id == "cpu" and n.attr not in ctx.regfiles):
+                return None
+    return frozenset(writes)

@@ -151,6 +151,7 @@ class Machine:
         self._prepared = False
         self._sync_listeners: list[Any] = []
         self._trap_listeners: list[Any] = []
+        self._taken_listeners: list[Any] = []
         self.plugin_of_arch = self.host.plugin_of(self.arch.name) if self.host is not None else None
         self.timing = NominalTiming(self.arch)
         self.timing_plugin: str | None = None
@@ -243,6 +244,7 @@ class Machine:
         if host is not None:
             self._sync_listeners = host.impls("tessera_sync_event")
             self._trap_listeners = host.impls("tessera_trap")
+            self._taken_listeners = host.impls("tessera_trap_taken")
             for space in self.spaces.values():
                 watches = []
                 for plugin, got in host.call_each("tessera_memory_watches", isolate=False,
@@ -278,6 +280,15 @@ class Machine:
                                   plugin=impl.plugin_name, agent=agent.name) from exc
         if self.stop_on_trap:
             raise StopRequest("trap", getattr(agent, "pc", 0))
+
+    def notify_trap_taken(self, agent: Agent, trap: Any) -> None:
+        """Call the ``tessera_trap_taken`` listeners: ``agent`` is at its handler."""
+        for impl in self._taken_listeners:
+            try:
+                call_impl(impl, machine=self, agent=agent, trap=trap)
+            except Exception as exc:  # noqa: BLE001
+                raise PluginError(f"tessera_trap_taken raised {type(exc).__name__}: {exc}",
+                                  plugin=impl.plugin_name, agent=agent.name) from exc
 
     # ------------------------------------------------------------------ running
 
@@ -460,7 +471,7 @@ class Machine:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for key in ("host", "_decoders", "_translators", "_prepared", "_sync_listeners",
-                    "_trap_listeners", "timing", "timing_plugin", "plugin_of_arch", "engine"):
+                    "_trap_listeners", "_taken_listeners", "timing", "timing_plugin", "plugin_of_arch", "engine"):
             state.pop(key, None)
         return state
 

@@ -22,7 +22,7 @@ class AgentState:
     ``clock`` the agent's cycle count after its last traced retirement.
     """
 
-    __slots__ = ("agent", "name", "layout", "lives", "shadows", "head", "tid", "clock", "offset")
+    __slots__ = ("agent", "name", "layout", "lives", "shadows", "shadow_map", "head", "tid", "clock", "offset")
 
     def __init__(self, agent: Any, layout: ArchLayout | None, tid: int) -> None:
         self.agent = agent
@@ -34,6 +34,8 @@ class AgentState:
         self.offset = 0                   # time spent parked, which the agent's counter does not see
         self.lives: list[list[int]] = []
         self.shadows: list[list[int]] = []
+        #: the shadows by register-file name (what the fast engine's captures compare with)
+        self.shadow_map: dict[str, list[int]] = {}
         self.resync()
 
     def resync(self) -> None:
@@ -45,6 +47,7 @@ class AgentState:
             live = regs.get(name)
             self.lives.append(live if isinstance(live, list) else [])
         self.shadows = [list(live) for live in self.lives]
+        self.shadow_map = dict(zip(files, self.shadows, strict=True))
 
     def now(self) -> int:
         """The agent's clock: its committed cycles (plus time parked), or later if it retired since."""

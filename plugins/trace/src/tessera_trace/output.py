@@ -1,15 +1,15 @@
 """Where a trace goes: a buffered, size-limited writer.
 
-Observers append one string per record, one line each, to :attr:`Output.buf` (a
-plain list, so appending is one C call) and the writer joins them into one large
-write now and then.  Because every element is one line, lines are counted by
-counting elements (:meth:`Output.add` accounts for text of several lines).  (Deferring
-number formatting to one big ``%`` per chunk was tried: ``%`` scans every literal
-character, which costs more than it saves.)  The size
-limit is enforced at those writes, never per record: when a chunk would pass the
-limit, the part up to the last complete line that fits is written, then the format's
-note saying where the trace was cut, and everything after that is dropped (the run
-goes on).  Records are one line each in every format, so a cut trace stays parsable.
+Formats hand it text in two ways: strings appended to :attr:`Output.buf` (a plain
+list, so appending is one C call; every element is whole lines), joined into one
+large write now and then, and finished bytes through :meth:`Output.put` (the text
+format's :class:`~tessera_trace.ledger.Ledger` formats thousands of records at
+once).  ``before`` — the ledger's ``drain`` — runs before anything else is queued
+or written, so records and notes stay in order.  The size limit is enforced at
+those writes, never per record: when a chunk would pass the limit, the part up to
+the last complete line that fits is written, then the format's note saying where
+the trace was cut, and everything after that is dropped (the run goes on).
+Records are one line each in every format, so a cut trace stays parsable.
 """
 
 from __future__ import annotations
@@ -68,13 +68,15 @@ class Output:
         self.closed = False
         self.failed: str | None = None
         self.on_cut: Callable[[], None] | None = None
+        #: called before text is queued or written: whoever holds records writes them first
+        self.before: Callable[[], None] | None = None
 
-    def _raw(self, data: bytes) -> None:
+    def _raw(self, data: bytes | bytearray) -> None:
         if self.failed is not None:
             return
         try:
             if self.text:
-                self.stream.write(data.decode("utf-8", "replace"))
+                self.stream.write(bytes(data).decode("utf-8", "replace"))
             else:
                 self.stream.write(data)
         except (OSError, ValueError) as exc:
@@ -97,14 +99,28 @@ class Output:
 
     def flush(self) -> None:
         """Write what the observers appended, up to the limit."""
+        if self.before is not None:
+            self.before()
+        self._flush_text()
+
+    def _flush_text(self) -> None:
         buf = self.buf
         if not buf:
             return
         data = "".join(buf).encode("utf-8", "backslashreplace")
-        lines = data.count(b"\n")  # records may be appended in pieces (see CommitFormat)
         buf.clear()
-        if self.cut or self.closed:
+        self._emit(data)
+
+    def put(self, data: bytes | bytearray, lines: int | None = None) -> None:
+        """Write finished lines (``lines`` of them, if known), after the text queued before them."""
+        self._flush_text()
+        self._emit(data, lines)
+
+    def _emit(self, data: bytes | bytearray, lines: int | None = None) -> None:
+        if self.cut or self.closed or not data:
             return
+        if lines is None:
+            lines = data.count(b"\n")
         room = self.limit - self.written
         if len(data) <= room:
             self._raw(data)
@@ -122,6 +138,8 @@ class Output:
     def add(self, text: str) -> None:
         """Queue text (notes, events, a report: any number of whole lines) in record order."""
         if text:
+            if self.before is not None:
+                self.before()
             self.buf.append(text)
 
     def write_now(self, text: str) -> None:

@@ -67,6 +67,12 @@ def tessera_trap(machine: Any, agent: Any, trap: Any) -> None:
         tracer.on_trap(agent, trap)
 
 
+@tessera.hookimpl
+def tessera_trap_taken(machine: Any, agent: Any, trap: Any) -> None:
+    for tracer in tracers_of(machine):
+        tracer.on_trap_taken(agent, trap)
+
+
 @tessera.hookimpl(trylast=True)
 def tessera_machine_ready(machine: Any) -> None:
     # after the other plugins set registers up: that is not an instruction's doing

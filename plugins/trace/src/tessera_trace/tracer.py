@@ -197,6 +197,12 @@ class Tracer:
             return
         self.format.on_trap(st, agent, trap)
 
+    def on_trap_taken(self, agent: Any, trap: Any) -> None:
+        st = self.states.get(agent)
+        if st is None or self.closed:
+            return
+        self.format.on_trap_taken(st, agent, trap)
+
     def on_run_finished(self, result: Any) -> None:
         self.pend.clear()
         if self.autoclose == "run" or (self.autoclose == "halt" and result.reason == "halted"):

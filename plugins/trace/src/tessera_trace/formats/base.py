@@ -53,6 +53,9 @@ class Format:
     def on_trap(self, st: AgentState, agent: Any, trap: Any) -> None:
         """A traced agent trapped (the instruction did not retire)."""
 
+    def on_trap_taken(self, st: AgentState, agent: Any, trap: Any) -> None:
+        """The architecture took the trap; ``agent`` is at its handler."""
+
     def on_sync(self, event: Any, st: AgentState | None) -> None:
         """A sync event; ``st`` is the acting agent's state (``None``: untraced or no agent)."""
 

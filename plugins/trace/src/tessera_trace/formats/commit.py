@@ -1,11 +1,12 @@
-"""The commit-log formats' observer (text and JSON lines share it; they differ in templates).
+"""The JSON-lines format's observer, and what the commit-log formats share.
 
 Per retirement the observer does, in the common case: one dict look-up for the agent,
 one index increment, one check of the entry's primary register, one comparison of the
-agent's register lists with their shadows (in C) and two or three list appends.
-Formatting happens later, in bulk (see :mod:`tessera_trace.output`).  Anything
+agent's register lists with their shadows (in C) and one string append.  Anything
 unusual — a second register changed, memory was accessed, the record is before the
 window, the first retirement of the entry — takes ``full``, which is exact and slower.
+The text format records differently (tokens and values, formatted in bulk, see
+:mod:`tessera_trace.ledger`) but shares :func:`skip_observer` and :class:`TrapNotes`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any, ClassVar
 
 from tessera_trace.agents import AgentState
 from tessera_trace.effects import changes, hex_digits
-from tessera_trace.filters import FOREVER
 from tessera_trace.formats.base import FLUSH_MASK, Format, Observer
 from tessera_trace.layout import ArchLayout
 
@@ -37,6 +37,39 @@ def skip_observer(tracer: Any) -> Observer:
                 shadow[:] = live
 
     return skip
+
+
+class TrapNotes:
+    """Trap notes, completed with what trap entry changed once the trap is taken.
+
+    A trap is reported before the architecture takes it (``tessera_trap``), so the
+    registers trap entry sets (a saved PC, a cause register) are known only at
+    ``tessera_trap_taken``.  They belong to the trap, not to the handler's first
+    instruction: :meth:`taken` takes them into the shadows and rewrites the note —
+    still queued, nothing is written in between — with them; if the note was
+    written already, ``separate`` gives a note line of its own.
+    """
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.pending: dict[Any, tuple[int, str]] = {}
+
+    def add(self, agent: Any, note: str) -> None:
+        self.out.add(note)
+        self.pending[agent] = (len(self.out.buf) - 1, note)
+
+    def taken(self, st: AgentState, agent: Any, amend: Any, separate: Any) -> None:
+        """``amend(note, found)``/``separate(found)``: the texts with trap entry's changes."""
+        found = changes(st)
+        got = self.pending.pop(agent, None)
+        if not found or got is None:
+            return
+        index, note = got
+        buf = self.out.buf
+        if index < len(buf) and buf[index] is note:
+            buf[index] = amend(note, found)
+        else:
+            self.out.add(separate(found))
 
 
 class CommitFormat(Format):
@@ -86,7 +119,6 @@ class CommitFormat(Format):
         pend = tracer.pend
         out = tracer.out
         append = out.buf.append
-        extend = out.buf.extend
         flush = out.flush
         first = tracer.window.first
         last = tracer.window.last
@@ -95,8 +127,6 @@ class CommitFormat(Format):
         tail = self.tail
         n = 0
         bound = 0 if first else last  # records below it take the fast path
-        #: the turbo path (see ``make``) serves hex formats without a window
-        turbo_ok = hexed and not indexed and first == 0 and last >= FOREVER
         labels_of: dict[str, list[list[str]]] = {}
         recent: list[Any] = [None, None]  # the agent of the previous retirement and its state
         skip = skip_observer(tracer)
@@ -122,20 +152,10 @@ class CommitFormat(Format):
             p_fi = -1
             p_ri = 0
             p_nb = 4
-            p_cap = 1 << 32
             p_line = ""
-            # the turbo path's view of the last agent the general path served here: its
-            # register lists and shadows, and its record texts (see ``turbo``)
-            t_agent: Any = None
-            t_lives: Any = None
-            t_shadows: Any = None
-            t_live: Any = None
-            t_shadow: Any = None
-            t_line = ""
-            t_bare = ""
 
             def full(st: AgentState, i: int, hit: tuple[int, int, Any] | None) -> None:
-                nonlocal p_fi, p_ri, p_nb, p_line, p_cap
+                nonlocal p_fi, p_ri, p_nb, p_line
                 found = changes(st)
                 if hit is not None:
                     found.append(hit)
@@ -143,7 +163,6 @@ class CommitFormat(Format):
                 if p_fi < 0 and found:
                     p_fi, p_ri, _value = found[0]
                     p_nb = layout.nbytes[p_fi]
-                    p_cap = 1 << (8 * p_nb)
                     p_line = prefix + labels[p_fi][p_ri]
                 mem: list[str] = []
                 if pend:
@@ -158,7 +177,7 @@ class CommitFormat(Format):
                     flush()
 
             def observer(agent: Any, ins: Any) -> None:
-                nonlocal n, bound, t_agent, t_lives, t_shadows, t_live, t_shadow, t_line, t_bare
+                nonlocal n, bound
                 if agent is recent[0]:  # retirements come in runs of one agent
                     st = recent[1]
                 else:
@@ -199,10 +218,6 @@ class CommitFormat(Format):
                                 append(f"{st.head}{p_line}{value.to_bytes(p_nb, 'big').hex()}{tail}")
                             except (OverflowError, AttributeError, TypeError):
                                 append(f"{st.head}{p_line}{hex_digits(value, p_nb)}{tail}")
-                            if turbo_ok and isinstance(value, int) and 0 <= value < 1 << (8 * p_nb):
-                                t_agent, t_lives, t_shadows = agent, lives, shadows
-                                t_live, t_shadow = lives[p_fi], shadows[p_fi]
-                                t_line, t_bare = st.head + p_line, st.head + bare
                         elif indexed:
                             append(f"{st.head}{i}{p_line}{value}{tail}")
                         else:
@@ -214,43 +229,10 @@ class CommitFormat(Format):
                     full(st, i, None)
                     return
                 append(f"{st.head}{i}{bare}" if indexed else st.head + bare)
-                if turbo_ok and p_fi < 0:
-                    t_agent, t_lives, t_shadows = agent, lives, shadows
-                    t_bare = st.head + bare
                 if not i & FLUSH_MASK:
                     flush()
 
-            def turbo(agent: Any, ins: Any) -> None:
-                """The common case in as few steps as Python allows: the same agent as last
-                time here, no window, nothing pending, and either the primary register alone
-                changed or nothing did.  Anything else goes to ``observer``, which is exact."""
-                nonlocal n
-                if agent is t_agent and bound > 0 and not pend:
-                    if p_fi >= 0:
-                        value = t_live[p_ri]
-                        old = t_shadow[p_ri]
-                        if value != old:
-                            t_shadow[p_ri] = value
-                            if t_lives == t_shadows and value.__class__ is int and 0 <= value < p_cap:
-                                i = n
-                                n = i + 1
-                                extend((t_line, value.to_bytes(p_nb, "big").hex(), tail))  # joined at flush
-                                if not i & FLUSH_MASK:
-                                    flush()
-                                return
-                            t_shadow[p_ri] = old  # let the exact path see the change
-                            observer(agent, ins)
-                            return
-                    if t_lives == t_shadows:
-                        i = n
-                        n = i + 1
-                        append(t_bare)
-                        if not i & FLUSH_MASK:
-                            flush()
-                        return
-                observer(agent, ins)
-
-            return turbo if turbo_ok else observer
+            return observer
 
         def active() -> bool:
             return first <= n < last

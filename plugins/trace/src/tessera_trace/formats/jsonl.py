@@ -20,7 +20,7 @@ from typing import Any
 
 from tessera_trace.agents import AgentState
 from tessera_trace.effects import json_labels, json_memory
-from tessera_trace.formats.commit import CommitFormat
+from tessera_trace.formats.commit import CommitFormat, TrapNotes
 from tessera_trace.layout import ArchLayout
 
 
@@ -33,6 +33,11 @@ class JsonlFormat(CommitFormat):
     default_out = "trace.jsonl"
     indexed = True
     tail = '},"mem":[]}\n'
+
+    def __init__(self, tracer: Any) -> None:
+        super().__init__(tracer)
+        self.notes = TrapNotes(tracer.out)
+        self._traps: dict[Any, dict[str, Any]] = {}
 
     def head(self, st: AgentState) -> str:
         return '{"agent":' + _compact(st.name) + ',"index":'
@@ -53,9 +58,24 @@ class JsonlFormat(CommitFormat):
     def on_trap(self, st: AgentState, agent: Any, trap: Any) -> None:
         if not self.active():
             return
-        self.tracer.out.add(_compact({"note": "trap", "agent": st.name, "pc": int(getattr(agent, "pc", 0) or 0),
-                                      "trap": str(trap.name), "cause": int(trap.cause),
-                                      "tval": int(trap.tval)}) + "\n")
+        note = self._traps[agent] = self._trap(st, agent, trap)
+        self.notes.add(agent, _compact(note) + "\n")
+
+    @staticmethod
+    def _trap(st: AgentState, agent: Any, trap: Any) -> dict[str, Any]:
+        return {"note": "trap", "agent": st.name, "pc": int(getattr(agent, "pc", 0) or 0),
+                "trap": str(trap.name), "cause": int(trap.cause), "tval": int(trap.tval)}
+
+    def on_trap_taken(self, st: AgentState, agent: Any, trap: Any) -> None:
+        layout = st.layout
+        note = self._traps.pop(agent, None)
+
+        def regs(found: list[tuple[int, int, Any]]) -> dict[str, Any]:
+            assert layout is not None
+            return {layout.names[fi][ri]: int(v) for fi, ri, v in found}
+
+        self.notes.taken(st, agent, lambda _text, found: _compact({**(note or {}), "regs": regs(found)}) + "\n",
+                         lambda found: _compact({"note": "trap-entry", "agent": st.name, "regs": regs(found)}) + "\n")
 
     def cut_note(self, lines: int, written: int, limit: int) -> str:
         return _compact({"note": "cut", "lines": lines, "bytes": written, "limit": limit,

@@ -1,0 +1,193 @@
+"""The text format's fast path: captures compiled into blocks, and the ledger.
+
+The text format records a retirement as a token (and a value) — inside translated
+blocks without any call — and formats thousands of records at once.  These tests
+pin what that must never change: the trace is the same on both engines and across
+every buffer boundary (records held, loop iterations per block call, agents
+switching), the bulk formatter writes exactly what the per-record one writes, and
+filters and the size limit still apply.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from trace_support import RV_LOOP, TOY_SEM, instructions, retired, rv_machine, toy_machine, trace, word
+
+import tessera_trace
+from tessera.engine import capture
+from tessera_trace import ledger as ledger_module
+from tessera_trace.ledger import LITERAL, Ledger
+
+# a long pure-ALU loop: every instruction of its body is captured in the fast engine
+RV_ALU = """
+    li   a0, 0
+    li   a1, {n}
+    li   a2, 3
+loop:
+    add  a0, a0, a1
+    xor  a3, a0, a2
+    slli a4, a3, 3
+    addi a1, a1, -1
+    bne  a1, zero, loop
+    li   a7, 93
+    ecall
+"""
+
+
+def both(source: str, fmt: str = "text", **kw) -> tuple[str, str]:
+    fast = trace(rv_machine(source, engine="fast"), fmt, max_steps=10_000_000, **kw)
+    step = trace(rv_machine(source, engine="step"), fmt, max_steps=10_000_000, **kw)
+    return fast, step
+
+
+def test_a_traced_loop_runs_as_a_block_with_captures_and_no_calls():
+    m = rv_machine(RV_ALU.format(n=300), engine="fast")
+    out = io.StringIO()
+    tracer = tessera_trace.attach(m, "text", out, autoclose=None)
+    m.run()
+    loops = [b for b in m.space.decode_cache("rv32im").blocks.values() if b.loop]
+    assert loops and loops[0].captured == len(loops[0].ins) == 5 and loops[0].sinks == ("trace",)
+    tracer.close()
+    assert out.getvalue() == trace(rv_machine(RV_ALU.format(n=300)), "text")
+
+
+def test_the_trace_is_the_same_across_every_buffer_and_loop_boundary():
+    n = 3 * capture.LOOP_CAP + 7             # several block calls; ~5n records: several drains
+    fast, step = both(RV_ALU.format(n=n))
+    assert fast == step
+    lines = instructions(fast)
+    assert len(lines) == 4 + 5 * n + 2 > 2 * ledger_module.DRAIN_AT   # li a1, n is lui + addi
+    assert lines[-3].split()[3:] == ["bne", "a1,", "zero,", "0x10010"]
+    assert lines[-4].endswith("a1=0x00000000")   # the counter's last value, from the bulk path
+
+
+def test_loads_and_stores_among_captured_instructions_keep_their_order():
+    fast, step = both(RV_LOOP.replace("li   a1, 10", "li   a1, 3000"))
+    assert fast == step
+    assert "mem[0x00007ffc]<-0x" in fast and "t0=0x" in fast
+
+
+@pytest.mark.parametrize("kw", [{"window": "100:5000"}, {"pc": "loop:0x10020"}, {"limit": 20_000},
+                                {"window": "7000:"}])
+def test_filters_and_the_limit_apply_on_the_fast_path(kw):
+    fast, step = both(RV_ALU.format(n=2000), **kw)
+    assert fast == step and fast
+    if "limit" in kw:
+        assert len(fast.encode()) <= 20_000 + 200 and "# trace cut after" in fast.splitlines()[-1]
+    if kw.get("window") == "100:5000":
+        assert len(instructions(fast)) == 4900
+
+
+def test_two_agents_interleave_in_retirement_order_on_both_engines():
+    loop = (word("cid", rd=1), word("li", rd=2, limm=500), word("add", rd=3, rs1=3, rs2=2),
+            word("addi", rd=2, rs1=2, imm=-1), word("bne", rd=2, rs1=0, boff=-8), word("halt", rd=3))
+    traces = {}
+    for engine in ("fast", "step"):
+        m = toy_machine(*loop, cores=2, engine=engine, quantum=37)
+        traces[engine] = trace(m, "text")
+        assert len(instructions(traces[engine])) == retired(m)
+    assert traces["fast"] == traces["step"]
+    heads = [line.split()[0] for line in instructions(traces["fast"])]
+    assert heads.count("core0") == heads.count("core1") and heads[:37] == ["core0"] * 37
+    assert heads[37:74] == ["core1"] * 37          # the quantum: agents switch, records stay in order
+
+
+def test_an_agent_filter_leaves_the_other_agent_out_on_both_engines():
+    loop = (word("li", rd=2, limm=300), word("addi", rd=2, rs1=2, imm=-1), word("bne", rd=2, rs1=0, boff=-4),
+            word("halt", rd=0))
+    got = {e: trace(toy_machine(*loop, cores=2, engine=e, quantum=50), "text", agents="core1")
+           for e in ("fast", "step")}
+    assert got["fast"] == got["step"]
+    assert {line.split()[0] for line in instructions(got["fast"])} == {"core1"}
+    assert len(instructions(got["fast"])) == 1 + 2 * 300 + 1
+
+
+def test_sync_notes_and_traps_stay_in_order_with_held_records():
+    assert trace(toy_machine(*TOY_SEM, cores=2, engine="fast"), "text") == \
+        trace(toy_machine(*TOY_SEM, cores=2, engine="step"), "text")
+
+
+# --------------------------------------------------------------------------- the ledger itself
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.data = b""
+        self.lines = 0
+
+    def put(self, data: bytes, lines: int | None = None) -> None:
+        self.data += bytes(data)
+        self.lines += lines if lines is not None else data.count(b"\n")
+
+
+class State:
+    head = "hart0  "
+
+
+def ledger_with(values: list, widths: list[int]) -> tuple[Ledger, Sink]:
+    sink = Sink()
+    led = Ledger(sink)
+    led.enter(object(), State())
+    bare = led.token("00010000  00000013  nop")
+    for i, (v, w) in enumerate(zip(values, widths, strict=True)):
+        tok = led.token(f"0001{i:04x}  00000000  op                                a{i}=0x", w)
+        led.record(tok)
+        led.remember(v)
+        led.record(bare)
+        if i % 3 == 0:
+            led.record(LITERAL)
+            led.lits.append(f"0001{i:04x}  00000000  sw                               mem[0x10]<-0x{i:08x}\n")
+    return led, sink
+
+
+def exact_text(led: Ledger) -> bytes:
+    return bytes(led._exact(led.state.head))
+
+
+@pytest.mark.parametrize(("values", "widths"), [
+    ([0, 1, 0xFFFF_FFFF, 0x1234_5678], [4, 4, 4, 4]),
+    ([0xFFFF_FFFF_FFFF_FFFF, 5, 1 << 40], [8, 8, 8]),
+    ([0xAB, 0xABCD, 0xDEAD_BEEF, 0x0123_4567_89AB_CDEF], [1, 2, 4, 8]),       # mixed widths
+    ([-5, 3], [4, 4]),                                                        # negative: exact path
+    ([1 << 33, 7], [4, 4]),                                                   # too wide for its register
+    ([1.5, 2], [4, 4]),                                                       # not an integer
+    ([np.uint32(7), np.int64(9), True], [4, 4, 4]),                           # numpy scalars, bool
+    ([1 << 70, 1], [16, 16]),                                                 # 128-bit registers
+])
+def test_bulk_formatting_writes_exactly_what_per_record_formatting_writes(values, widths):
+    led, sink = ledger_with(values, widths)
+    expected = exact_text(led)
+    held = len(led.ids)
+    led.drain()
+    assert sink.data == expected and sink.lines == held == expected.count(b"\n")
+    assert not led.ids and not led.values and not led.lits
+
+
+def test_bulk_formatting_matches_hex_digits_for_random_values():
+    rng = np.random.default_rng(7)
+    values = [int(v) for v in rng.integers(0, 1 << 63, 500, dtype=np.int64)]
+    widths = [8 if i % 2 else 4 for i in range(500)]
+    values = [v & 0xFFFF_FFFF if w == 4 else v for v, w in zip(values, widths, strict=True)]
+    led, sink = ledger_with(values, widths)
+    expected = exact_text(led)
+    led.drain()
+    assert sink.data == expected
+    first = expected.split(b"\n")[0].decode()
+    assert first.endswith(f"a0=0x{values[0]:08x}")
+
+
+def test_a_cut_text_trace_stops_the_tracer_and_the_machine_runs_untraced_after():
+    m = rv_machine(RV_ALU.format(n=5000), engine="fast")
+    out = io.StringIO()
+    tracer = tessera_trace.attach(m, "text", out, limit=5000, autoclose=None)
+    m.run(max_steps=1000, raise_on_budget=False)
+    assert tracer.stopped and "# trace cut after" in out.getvalue()
+    m.run()                                   # the rest of the run: no observer is woven in
+    cache = m.space.decode_cache("rv32im")
+    assert not any(b.captured for b in cache.blocks.values())
+    assert m.agent("hart0").exit_code is not None
+    tracer.close()
+    assert len(out.getvalue().encode()) < 5000 + 300
