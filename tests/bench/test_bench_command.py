@@ -193,3 +193,13 @@ def test_an_explicit_scale_overrides_the_quick_floors(bench):
     report = bench("--json", "--quick", "--scale", "0.01", "--only", "rv32", tiny=False).report
     assert report["settings"]["quick"] is False and report["settings"]["repeat"] == 2
     assert report["workloads"]["rv32"]["size"]["iterations"] == 3_000
+
+
+def test_short_workloads_take_several_samples_per_round(bench):
+    report = bench("--json", "--only", "tracing,sfpu").report
+    for name in ("tracing", "sfpu"):
+        entry = report["workloads"][name]
+        if entry["status"] == "skipped":
+            continue
+        # one round (TINY), three checked samples of every variant: the best of three is kept
+        assert entry["check"]["samples_checked"] == 3 * len(entry["variants"]), name

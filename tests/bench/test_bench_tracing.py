@@ -21,6 +21,7 @@ FORMATS = ("text", "jsonl", "perfetto", "profile")
 
 def fake_trace_modules(broken: tuple[str, ...] = ()) -> tuple[types.ModuleType, types.ModuleType]:
     tracers: dict[int, Tracer] = {}
+    attached: list[str] = []
 
     class Tracer:
         def __init__(self, path: str) -> None:
@@ -35,6 +36,7 @@ def fake_trace_modules(broken: tuple[str, ...] = ()) -> tuple[types.ModuleType, 
         if fmt in broken:
             raise ValueError(f"no such format {fmt!r}")
         tracer = tracers[id(machine)] = Tracer(path)
+        attached.append(fmt)
         return tracer
 
     @tessera.hookimpl
@@ -52,6 +54,7 @@ def fake_trace_modules(broken: tuple[str, ...] = ()) -> tuple[types.ModuleType, 
     package.attach = attach
     package.plugin = plugin
     package.tracers = tracers
+    package.attached = attached
     return package, plugin
 
 
@@ -81,7 +84,8 @@ def test_every_format_is_measured_and_compared_with_the_untraced_run(bench, fake
         assert entry["derived"]["slowdown"][fmt] == v["untraced"]["rate"] / v[fmt]["rate"]
     assert entry["derived"]["idle_plugin_overhead_percent"] == (
         v["untraced"]["rate"] / v["idle-plugin"]["rate"] - 1.0) * 100.0
-    assert len(package.tracers) == len(FORMATS)      # one attach per traced run (one round)
+    # one attach per traced sample: one round of three samples (the workload's samples_per_round)
+    assert sorted(package.attached) == sorted(FORMATS * 3)
     target = {t["name"]: t for t in run.report["targets"]}["text-tracing"]
     assert target["value"] == entry["derived"]["slowdown"]["text"]
 

@@ -100,6 +100,10 @@ class Workload:
     unit: str = "instructions"
     #: an instruction-set workload: run on both engines and compared with riscemu
     scalar: bool = False
+    #: samples of each variant per round (each checked, the best kept): more for
+    #: workloads whose samples take milliseconds, where one hiccup of the machine
+    #: would otherwise decide a ratio
+    samples_per_round: int = 1
 
     def __init__(self) -> None:
         self.size: dict[str, Any] = {}

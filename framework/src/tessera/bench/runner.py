@@ -109,20 +109,23 @@ def _measure(active: list[tuple[Workload, list[Variant]]], entries: dict[str, di
             for variant in list(variants):
                 if progress is not None:
                     progress(wl.name, variant.name, round_no)
-                gc.collect()  # garbage of the previous sample is not this one's cost
-                try:
-                    sample = variant.run()
-                except Skip as skip:
-                    variants.remove(variant)
-                    entry["skipped_variants"][variant.name] = str(skip)
-                    continue
-                except BenchFailure as exc:
-                    entry["status"], entry["error"] = "failed", f"{variant.name}: {exc}"
+                for _ in range(max(1, wl.samples_per_round)):
+                    gc.collect()  # garbage of the previous sample is not this one's cost
+                    try:
+                        sample = variant.run()
+                    except Skip as skip:
+                        variants.remove(variant)
+                        entry["skipped_variants"][variant.name] = str(skip)
+                        break
+                    except BenchFailure as exc:
+                        entry["status"], entry["error"] = "failed", f"{variant.name}: {exc}"
+                        break
+                    entry["check"]["samples_checked"] += 1
+                    kept = best[wl.name].get(variant.name)
+                    if kept is None or sample.rate > kept[1].rate:
+                        best[wl.name][variant.name] = (variant, sample)
+                if entry["status"] == "failed":
                     break
-                entry["check"]["samples_checked"] += 1
-                kept = best[wl.name].get(variant.name)
-                if kept is None or sample.rate > kept[1].rate:
-                    best[wl.name][variant.name] = (variant, sample)
     return best
 
 
