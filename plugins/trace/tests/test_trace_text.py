@@ -105,6 +105,36 @@ def test_a_trap_is_a_note_and_the_trapping_instruction_has_no_line():
     assert len(instructions(text)) == retired(machine) == 3
 
 
+class FlushOnTrap:
+    """Writes the trace out between the trap and its entry (so the note cannot be completed)."""
+
+    TESSERA_API_VERSION = 1
+
+    def __init__(self) -> None:
+        self.tracer = None
+
+    @tessera.hookimpl(trylast=True)
+    def tessera_trap(self, agent, trap):
+        self.tracer.out.flush()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_trap_entry_changes_written_after_the_note_get_a_note_of_their_own(engine):
+    flusher = FlushOnTrap()
+    h = host()
+    h.register(flusher, "flusher")
+    machine = toy_machine(word("li", rd=1, limm=7), 0xFFFF_FFFF, word("halt", rd=1), word("nop"),
+                          word("halt", rd=0), h=h, engine=engine)
+    machine.agent("core0").c[0] = 0x10          # tvec
+    out = io.StringIO()
+    flusher.tracer = tessera_trace.attach(machine, "text", out)
+    machine.run(max_steps=100)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == "# core0: trap at 0x00000004: illegal instruction (cause 2, value 0xffffffff)"
+    assert lines[2] == "# core0: trap entry set epc=0x00000004 cause=0x00000002"
+    assert lines[3].endswith("halt r0")
+
+
 def test_registers_set_before_the_run_are_not_the_first_instruction_s_doing():
     machine = rv_machine(RV_TINY)
     tracer = tessera_trace.attach(machine, "text", out := io.StringIO())

@@ -272,22 +272,20 @@ class Machine:
                                   plugin=impl.plugin_name) from exc
 
     def notify_trap(self, agent: Agent, trap: Any) -> None:
-        for impl in self._trap_listeners:
-            try:
-                call_impl(impl, machine=self, agent=agent, trap=trap)
-            except Exception as exc:  # noqa: BLE001
-                raise PluginError(f"tessera_trap raised {type(exc).__name__}: {exc}",
-                                  plugin=impl.plugin_name, agent=agent.name) from exc
+        self._tell_trap(self._trap_listeners, "tessera_trap", agent, trap)
         if self.stop_on_trap:
             raise StopRequest("trap", getattr(agent, "pc", 0))
 
     def notify_trap_taken(self, agent: Agent, trap: Any) -> None:
         """Call the ``tessera_trap_taken`` listeners: ``agent`` is at its handler."""
-        for impl in self._taken_listeners:
+        self._tell_trap(self._taken_listeners, "tessera_trap_taken", agent, trap)
+
+    def _tell_trap(self, listeners: list[Any], hook: str, agent: Agent, trap: Any) -> None:
+        for impl in listeners:
             try:
                 call_impl(impl, machine=self, agent=agent, trap=trap)
             except Exception as exc:  # noqa: BLE001
-                raise PluginError(f"tessera_trap_taken raised {type(exc).__name__}: {exc}",
+                raise PluginError(f"{hook} raised {type(exc).__name__}: {exc}",
                                   plugin=impl.plugin_name, agent=agent.name) from exc
 
     # ------------------------------------------------------------------ running
