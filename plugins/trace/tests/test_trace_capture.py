@@ -11,13 +11,17 @@ filters and the size limit still apply.
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from trace_support import RV_LOOP, TOY_SEM, instructions, retired, rv_machine, toy_machine, trace, word
 
 import tessera_trace
 from tessera.engine import capture
+from tessera.errors import TesseraError
 from tessera_trace import ledger as ledger_module
 from tessera_trace.ledger import LITERAL, Ledger
 
@@ -191,3 +195,67 @@ def test_a_cut_text_trace_stops_the_tracer_and_the_machine_runs_untraced_after()
     assert m.agent("hart0").exit_code is not None
     tracer.close()
     assert len(out.getvalue().encode()) < 5000 + 300
+
+
+# --------------------------------------------------------------------------- random programs
+
+BODY = st.sampled_from(["add", "sub", "mul", "addi", "li", "ld", "st"])
+
+
+@st.composite
+def random_toy_loop(draw) -> tuple[int, ...]:
+    """A toy loop with a random body over r3..r7; r9 points at data or, sometimes, at the
+    loop's own code (stores then rewrite instructions); it ends in a halt, an illegal
+    word or a fault, with or without a trap handler."""
+    body = []
+    for _ in range(draw(st.integers(1, 8))):
+        op = draw(BODY)
+        rd, rs1, rs2 = (draw(st.integers(3, 7)) for _ in range(3))
+        if op in ("add", "sub", "mul"):
+            body.append(word(op, rd=rd, rs1=rs1, rs2=rs2))
+        elif op == "addi":
+            body.append(word(op, rd=rd, rs1=rs1, imm=draw(st.integers(-100, 100))))
+        elif op == "li":
+            body.append(word(op, rd=rd, limm=draw(st.integers(-1000, 1000))))
+        else:
+            body.append(word(op, rd=rd, rs1=9, imm=4 * draw(st.integers(0, 12))))
+    loop_at = 12
+    data_at = 0x200
+    target = draw(st.sampled_from([data_at, data_at, loop_at]))
+    end = draw(st.sampled_from([[], [0xFFFF_FFFF], [word("ld", rd=3, rs1=10, imm=0)]]))
+    n = len(body) + 2
+    return (word("li", rd=1, limm=draw(st.integers(1, 40))), word("li", rd=9, limm=target),
+            word("li", rd=10, limm=0x4_0000), *body, word("addi", rd=1, rs1=1, imm=-1),
+            word("bne", rd=1, rs1=0, boff=-4 * n), *end, word("halt", rd=3))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(words=random_toy_loop(), split=st.integers(1, 200), handler=st.booleans())
+def test_random_programs_trace_the_same_on_both_engines(words, split, handler):
+    hot = os.environ.get("TESSERA_BLOCK_HOT")
+    os.environ["TESSERA_BLOCK_HOT"] = "2"    # translate even short loops
+    try:
+        got = {}
+        for engine in ("fast", "step"):
+            m = toy_machine(*words, engine=engine)
+            if handler:
+                m.agent("core0").c[0] = 4 * (len(words) - 1)   # traps go to the final halt
+            out = io.StringIO()
+            tracer = tessera_trace.attach(m, "text", out, autoclose=None)
+            results = []
+            for budget in (split, 5_000):
+                try:
+                    results.append(m.run(max_steps=budget, raise_on_budget=False).reason)
+                except TesseraError as err:
+                    results.append(type(err).__name__)
+                    break
+            tracer.close()
+            got[engine] = (results, out.getvalue(), retired(m))
+    finally:
+        if hot is None:
+            os.environ.pop("TESSERA_BLOCK_HOT", None)
+        else:
+            os.environ["TESSERA_BLOCK_HOT"] = hot
+    assert got["fast"] == got["step"]
+    results, text, count = got["fast"]
+    assert len(instructions(text)) == count
