@@ -1,7 +1,7 @@
-"""The text format's fast path: captures compiled into blocks, and the ledger.
+"""The commit-log formats' fast path: captures compiled into blocks, and the ledger.
 
-The text format records a retirement as a token (and a value) — inside translated
-blocks without any call — and formats thousands of records at once.  These tests
+The text and JSON-lines formats record a retirement as a token (and a value) —
+inside translated blocks without any call — and format thousands of records at once.  These tests
 pin what that must never change: the trace is the same on both engines and across
 every buffer boundary (records held, loop iterations per block call, agents
 switching), the bulk formatter writes exactly what the per-record one writes, and
@@ -11,6 +11,7 @@ filters and the size limit still apply.
 from __future__ import annotations
 
 import io
+import json
 import os
 
 import numpy as np
@@ -47,54 +48,68 @@ def both(source: str, fmt: str = "text", **kw) -> tuple[str, str]:
     return fast, step
 
 
-def test_a_traced_loop_runs_as_a_block_with_captures_and_no_calls():
+COMMIT = ("text", "jsonl")
+
+
+@pytest.mark.parametrize("fmt", COMMIT)
+def test_a_traced_loop_runs_as_a_block_with_captures_and_no_calls(fmt):
     m = rv_machine(RV_ALU.format(n=300), engine="fast")
     out = io.StringIO()
-    tracer = tessera_trace.attach(m, "text", out, autoclose=None)
+    tracer = tessera_trace.attach(m, fmt, out, autoclose=None)
     m.run()
     loops = [b for b in m.space.decode_cache("rv32im").blocks.values() if b.loop]
     assert loops and loops[0].captured == len(loops[0].ins) == 5 and loops[0].sinks == ("trace",)
     tracer.close()
-    assert out.getvalue() == trace(rv_machine(RV_ALU.format(n=300)), "text")
+    assert out.getvalue() == trace(rv_machine(RV_ALU.format(n=300)), fmt)
 
 
-def test_the_trace_is_the_same_across_every_buffer_and_loop_boundary():
+@pytest.mark.parametrize("fmt", COMMIT)
+def test_the_trace_is_the_same_across_every_buffer_and_loop_boundary(fmt):
     n = 3 * capture.LOOP_CAP + 7             # several block calls; ~5n records: several drains
-    fast, step = both(RV_ALU.format(n=n))
+    fast, step = both(RV_ALU.format(n=n), fmt)
     assert fast == step
+    if fmt == "jsonl":
+        rows = [json.loads(line) for line in fast.splitlines()]
+        assert [r["index"] for r in rows] == list(range(len(rows)))   # across every drain
+        assert rows[-4]["regs"] == {"a1": 0} and rows[-5]["regs"]["a4"] == (rows[-6]["regs"]["a3"] << 3)
+        return
     lines = instructions(fast)
     assert len(lines) == 4 + 5 * n + 2 > 2 * ledger_module.DRAIN_AT   # li a1, n is lui + addi
     assert lines[-3].split()[3:] == ["bne", "a1,", "zero,", "0x10010"]
     assert lines[-4].endswith("a1=0x00000000")   # the counter's last value, from the bulk path
 
 
-def test_loads_and_stores_among_captured_instructions_keep_their_order():
-    fast, step = both(RV_LOOP.replace("li   a1, 10", "li   a1, 3000"))
+@pytest.mark.parametrize("fmt", COMMIT)
+def test_loads_and_stores_among_captured_instructions_keep_their_order(fmt):
+    fast, step = both(RV_LOOP.replace("li   a1, 10", "li   a1, 3000"), fmt)
     assert fast == step
-    assert "mem[0x00007ffc]<-0x" in fast and "t0=0x" in fast
+    assert ("mem[0x00007ffc]<-0x" in fast and "t0=0x" in fast) if fmt == "text" else '[["w",32764,4,' in fast
 
 
+@pytest.mark.parametrize("fmt", COMMIT)
 @pytest.mark.parametrize("kw", [{"window": "100:5000"}, {"pc": "loop:0x10020"}, {"limit": 20_000},
                                 {"window": "7000:"}])
-def test_filters_and_the_limit_apply_on_the_fast_path(kw):
-    fast, step = both(RV_ALU.format(n=2000), **kw)
+def test_filters_and_the_limit_apply_on_the_fast_path(kw, fmt):
+    fast, step = both(RV_ALU.format(n=2000), fmt, **kw)
     assert fast == step and fast
     if "limit" in kw:
-        assert len(fast.encode()) <= 20_000 + 200 and "# trace cut after" in fast.splitlines()[-1]
+        assert len(fast.encode()) <= 20_000 + 300 and "trace cut after" in fast.splitlines()[-1]
     if kw.get("window") == "100:5000":
         assert len(instructions(fast)) == 4900
 
 
-def test_two_agents_interleave_in_retirement_order_on_both_engines():
+@pytest.mark.parametrize("fmt", COMMIT)
+def test_two_agents_interleave_in_retirement_order_on_both_engines(fmt):
     loop = (word("cid", rd=1), word("li", rd=2, limm=500), word("add", rd=3, rs1=3, rs2=2),
             word("addi", rd=2, rs1=2, imm=-1), word("bne", rd=2, rs1=0, boff=-8), word("halt", rd=3))
     traces = {}
     for engine in ("fast", "step"):
         m = toy_machine(*loop, cores=2, engine=engine, quantum=37)
-        traces[engine] = trace(m, "text")
+        traces[engine] = trace(m, fmt)
         assert len(instructions(traces[engine])) == retired(m)
     assert traces["fast"] == traces["step"]
-    heads = [line.split()[0] for line in instructions(traces["fast"])]
+    heads = [line.split()[0] if fmt == "text" else json.loads(line)["agent"]
+             for line in instructions(traces["fast"])]
     assert heads.count("core0") == heads.count("core1") and heads[:37] == ["core0"] * 37
     assert heads[37:74] == ["core1"] * 37          # the quantum: agents switch, records stay in order
 
@@ -131,13 +146,19 @@ class State:
     head = "hart0  "
 
 
-def ledger_with(values: list, widths: list[int]) -> tuple[Ledger, Sink]:
+# how records are written: (hex values, indexed, the suffix after a value)
+KINDS = {"text": (True, False, ""), "jsonl": (False, True, '},"mem":[]}'), "hex-indexed": (True, True, ";"),
+         "hex-suffix": (True, False, " <-")}
+
+
+def ledger_with(values: list, widths: list[int], kind: str = "text") -> tuple[Ledger, Sink]:
+    hexed, indexed, suffix = KINDS[kind]
     sink = Sink()
-    led = Ledger(sink)
+    led = Ledger(sink, hexed=hexed, indexed=indexed, first=5)
     led.enter(object(), State())
     bare = led.token("00010000  00000013  nop")
     for i, (v, w) in enumerate(zip(values, widths, strict=True)):
-        tok = led.token(f"0001{i:04x}  00000000  op                                a{i}=0x", w)
+        tok = led.token(f"0001{i:04x}  00000000  op                                a{i}=0x", w, suffix)
         led.record(tok)
         led.remember(v)
         led.record(bare)
@@ -161,13 +182,24 @@ def exact_text(led: Ledger) -> bytes:
     ([np.uint32(7), np.int64(9), True], [4, 4, 4]),                           # numpy scalars, bool
     ([1 << 70, 1], [16, 16]),                                                 # 128-bit registers
 ])
-def test_bulk_formatting_writes_exactly_what_per_record_formatting_writes(values, widths):
-    led, sink = ledger_with(values, widths)
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_bulk_formatting_writes_exactly_what_per_record_formatting_writes(values, widths, kind):
+    led, sink = ledger_with(values, widths, kind)
     expected = exact_text(led)
     held = len(led.ids)
     led.drain()
     assert sink.data == expected and sink.lines == held == expected.count(b"\n")
     assert not led.ids and not led.values and not led.lits
+    if KINDS[kind][1]:                           # indexed: numbered from `first`, then on
+        assert expected.startswith(b"hart0  5") and led.index == 5 + held
+
+
+def test_decimal_values_are_written_as_python_writes_them():
+    led, sink = ledger_with([0, 7, 1 << 64, -3], [4, 4, 8, 4], "jsonl")
+    led.drain()
+    lines = sink.data.decode().splitlines()
+    assert lines[0].endswith("a0=0x0},\"mem\":[]}") and lines[1] == "hart0  600010000  00000013  nop"
+    assert f"a2=0x{1 << 64}}}" in sink.data.decode() and "a3=0x-3}" in sink.data.decode()
 
 
 def test_bulk_formatting_matches_hex_digits_for_random_values():
@@ -230,8 +262,8 @@ def random_toy_loop(draw) -> tuple[int, ...]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(words=random_toy_loop(), split=st.integers(1, 200), handler=st.booleans())
-def test_random_programs_trace_the_same_on_both_engines(words, split, handler):
+@given(words=random_toy_loop(), split=st.integers(1, 200), handler=st.booleans(), fmt=st.sampled_from(COMMIT))
+def test_random_programs_trace_the_same_on_both_engines(words, split, handler, fmt):
     hot = os.environ.get("TESSERA_BLOCK_HOT")
     os.environ["TESSERA_BLOCK_HOT"] = "2"    # translate even short loops
     try:
@@ -241,7 +273,7 @@ def test_random_programs_trace_the_same_on_both_engines(words, split, handler):
             if handler:
                 m.agent("core0").c[0] = 4 * (len(words) - 1)   # traps go to the final halt
             out = io.StringIO()
-            tracer = tessera_trace.attach(m, "text", out, autoclose=None)
+            tracer = tessera_trace.attach(m, fmt, out, autoclose=None)
             results = []
             for budget in (split, 5_000):
                 try:
@@ -258,4 +290,20 @@ def test_random_programs_trace_the_same_on_both_engines(words, split, handler):
             os.environ["TESSERA_BLOCK_HOT"] = hot
     assert got["fast"] == got["step"]
     results, text, count = got["fast"]
-    assert len(instructions(text)) == count
+    if fmt == "text":
+        assert len(instructions(text)) == count
+    else:
+        assert len([line for line in text.splitlines() if '"note"' not in line]) == count
+
+
+@pytest.mark.parametrize("first", [0, 995, 999_990, 12_345_678])
+def test_record_indices_are_right_across_powers_of_ten(first):
+    sink = Sink()
+    led = Ledger(sink, hexed=False, indexed=True, first=first)
+    led.enter(object(), State())
+    token = led.token(",x")
+    for _ in range(2100):
+        led.record(token)
+    led.drain()
+    numbers = [int(line.removeprefix("hart0  ").removesuffix(",x")) for line in sink.data.decode().splitlines()]
+    assert numbers == list(range(first, first + 2100)) and led.index == first + 2100

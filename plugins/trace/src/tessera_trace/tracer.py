@@ -99,7 +99,8 @@ class Tracer:
 
     # ------------------------------------------------------------------ agents
 
-    def _layout(self, arch: Any) -> ArchLayout:
+    def layout_of(self, arch: Any) -> ArchLayout:
+        """The presentation of architecture ``arch`` (names, widths, disassembly), made once."""
         layout = self.layouts.get(arch.name)
         if layout is None:
             layout = self.layouts[arch.name] = ArchLayout(arch)
@@ -109,7 +110,7 @@ class Tracer:
         if self.agent_names and agent.name not in self.agent_names:
             return None
         arch = getattr(agent, "arch", None)
-        layout = self._layout(arch) if arch is not None else None
+        layout = self.layout_of(arch) if arch is not None else None
         st = AgentState(agent, layout, next(self._tids))
         st.head = self.format.head(st)
         self._by_name[st.name] = st
@@ -146,7 +147,7 @@ class Tracer:
         traced = self.pcs is None or ins.address in self.pcs
         if not traced and not self.format.follows_untraced:
             return None
-        return self.format.make(self._layout(arch), ins, traced)
+        return self.format.make(self.layout_of(arch), ins, traced)
 
     def watches(self, space: Any) -> list[Watch]:
         """A watch over the whole of ``space``, for formats that show memory effects."""

@@ -1,22 +1,40 @@
-"""The JSON-lines format's observer, and what the commit-log formats share.
+"""What the commit-log formats (``text``, ``jsonl``) share: one observer, one ledger.
 
-Per retirement the observer does, in the common case: one dict look-up for the agent,
-one index increment, one check of the entry's primary register, one comparison of the
-agent's register lists with their shadows (in C) and one string append.  Anything
-unusual — a second register changed, memory was accessed, the record is before the
-window, the first retirement of the entry — takes ``full``, which is exact and slower.
-The text format records differently (tokens and values, formatted in bulk, see
-:mod:`tessera_trace.ledger`) but shares :func:`skip_observer` and :class:`TrapNotes`.
+A commit-log format writes one record per retired instruction with its effects:
+the registers it changed and its memory accesses.  The formats differ only in their
+templates (:class:`CommitFormat`'s hooks); the observer that finds the effects and
+the :class:`~tessera_trace.ledger.Ledger` that writes them are the same.
+
+Which registers are compared.  When the registers an instruction can write are
+known statically (:func:`tessera.engine.capture.static_writes`: its semantics,
+specialised for its operands, store into register files at constant indices and
+call nothing), only those are compared with their previous values — that is what
+lets the fast engine record the instruction without a call (the observers carry a
+:class:`~tessera.engine.capture.Capture`).  Otherwise every register is compared,
+and memory accesses are reported.  Either way a record shows what the instruction
+changed; the difference shows only for registers changed *outside* instructions
+(by a debugger or another plugin between runs without :meth:`Tracer.resync`): an
+instruction with known writes does not report them, the next one without does.
+Both engines follow the same rule, so their traces are identical.  What trap entry
+changes is reported on the trap's note (:class:`TrapNotes`).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from tessera.engine.blocks import hot_threshold
+from tessera.engine.capture import Capture, static_writes
 from tessera_trace.agents import AgentState
 from tessera_trace.effects import changes, hex_digits
-from tessera_trace.formats.base import FLUSH_MASK, Format, Observer
+from tessera_trace.filters import FOREVER
+from tessera_trace.formats.base import Format, Observer
 from tessera_trace.layout import ArchLayout
+from tessera_trace.ledger import DRAIN_AT, LITERAL, Ledger
+
+# what an instruction's known writes call for (the first element of a plan)
+_NONE, _ONE, _SOME, _ALL = range(4)
+_UNPLANNED = (_ALL,)
 
 
 def skip_observer(tracer: Any) -> Observer:
@@ -75,11 +93,10 @@ class TrapNotes:
 class CommitFormat(Format):
     """A format with one record per retired instruction, showing its effects.
 
-    A record is ``head`` (per agent), for an indexed format the index, then the
-    entry's part: ``bare`` when nothing changed, else ``compose(prefix, pieces)``.
-    The fast path for "exactly the primary register changed" writes ``prefix +
-    label + value + tail``, which must equal ``compose`` of that one piece.  Each
-    record is appended as one string (the writer counts lines by counting strings).
+    A record is ``head`` (per agent), for an indexed format its index, then the
+    entry's part: ``bare`` when nothing changed, ``prefix + label + value + tail``
+    when exactly one register did, else ``compose(prefix, pieces, memory)``; the
+    ledger ends every record with a newline.
     """
 
     memory = True
@@ -88,8 +105,8 @@ class CommitFormat(Format):
     indexed: ClassVar[bool] = False
     #: register values in hex as wide as the register (text) rather than decimal (JSON)
     hexed: ClassVar[bool] = False
-    #: what follows a lone register effect (see ``compose``)
-    tail: ClassVar[str] = "\n"
+    #: what follows a lone register effect's value
+    tail: ClassVar[str] = ""
 
     # -- provided by the concrete format
     def labels(self, layout: ArchLayout) -> list[list[str]]:
@@ -97,11 +114,12 @@ class CommitFormat(Format):
         raise NotImplementedError
 
     def entry(self, layout: ArchLayout, ins: Any) -> tuple[str, str]:
-        """``(bare, prefix)``: the rest of a record without effects, and the part before effects."""
+        """``(bare, prefix)``: the rest of a record without effects (no newline), and the
+        part before the effects."""
         raise NotImplementedError
 
     def compose(self, prefix: str, regs: list[str], mem: list[str]) -> str:
-        """The rest of a record from ``prefix`` and the effect pieces."""
+        """The rest of a record (with its newline) from ``prefix`` and the effect pieces."""
         raise NotImplementedError
 
     def memory_pieces(self, pending: list[Any], layout: ArchLayout) -> list[str]:
@@ -114,32 +132,61 @@ class CommitFormat(Format):
 
     def __init__(self, tracer: Any) -> None:
         super().__init__(tracer)
+        ledger = self.ledger = Ledger(tracer.out, hexed=self.hexed, indexed=self.indexed,
+                                      first=tracer.window.first)
+        tracer.out.before = ledger.drain
+        tracer.out.on_cut = tracer.stop   # no new observers; the run's end drops the old ones
+        self.notes = TrapNotes(tracer.out)
         states = tracer.states
         sight = tracer.sight
         pend = tracer.pend
-        out = tracer.out
-        append = out.buf.append
-        flush = out.flush
+        record = ledger.record
+        remember = ledger.remember
+        ids = ledger.ids
+        lits = ledger.lits
+        drain = ledger.drain
         first = tracer.window.first
         last = tracer.window.last
-        indexed = self.indexed
-        hexed = self.hexed
-        tail = self.tail
-        n = 0
-        bound = 0 if first else last  # records below it take the fast path
+        windowed = first > 0 or last < FOREVER
+        n = 0  # records of the filtered stream so far (counted only with a window)
         labels_of: dict[str, list[list[str]]] = {}
-        recent: list[Any] = [None, None]  # the agent of the previous retirement and its state
-        skip = skip_observer(tracer)
+        tail = self.tail
         compose = self.compose
         memory_pieces = self.memory_pieces
         value_text = self.value_text
+        skip = skip_observer(tracer)
+        # Analysing an instruction's writes costs about a millisecond, so it waits until
+        # the instruction has retired half as often as a PC must be reached to be
+        # translated: cold code never pays, hot code is analysed before its block is
+        # built.  The count is the same on both engines, so their traces stay identical.
+        analyse_after = max(1, hot_threshold() // 2)
+        scratch: list[Any] = []   # where the records of agents outside --trace-agent go
+        spare: dict[str, dict[str, list[int]]] = {}
 
-        def stop() -> None:
-            nonlocal last, bound
-            last = bound = -1
-            tracer.stop()
+        def state_of(agent: Any) -> AgentState | None:
+            """The agent's state, with the ledger switched to it (``None``: not traced)."""
+            try:
+                st = states[agent]
+            except KeyError:
+                st = sight(agent)
+            if st is not None:
+                ledger.enter(agent, st)
+            return st
 
-        out.on_cut = stop
+        def sink(agent: Any) -> tuple[Any, Any, Any]:
+            """Per call of a block with captures (see tessera.engine.capture)."""
+            st = ledger.state if agent is ledger.agent else state_of(agent)
+            if st is None:          # not traced: let the block record into a scratch list
+                scratch.clear()
+                layout = tracer.layout_of(agent.arch)
+                shadows = spare.get(layout.arch.name)
+                if shadows is None:
+                    shadows = spare[layout.arch.name] = {f: [0] * len(names) for f, names
+                                                         in zip(layout.files, layout.names, strict=True)}
+                return scratch.append, scratch.append, shadows
+            if len(ids) >= DRAIN_AT:
+                drain()
+            return record, remember, st.shadow_map
 
         def make(layout: ArchLayout, ins: Any, traced: bool) -> Observer | None:
             if not traced:
@@ -147,95 +194,145 @@ class CommitFormat(Format):
             labels = labels_of.get(layout.arch.name)
             if labels is None:
                 labels = labels_of[layout.arch.name] = self.labels(layout)
-            bare, prefix = self.entry(layout, ins)
-            # the primary register: what this instruction changed the first time it did
-            p_fi = -1
-            p_ri = 0
-            p_nb = 4
-            p_line = ""
+            bare_text, prefix = self.entry(layout, ins)
+            bare = ledger.token(bare_text)
+            plans: dict[type, tuple[Any, ...]] = {}
+            # the plan for the first agent class seen, in cells (the common case)
+            kind = -1
+            p_fi = p_ri = p_tok = 0
+            cls0: Any = None
+            unplanned = analyse_after   # retirements before the writes are analysed
 
-            def full(st: AgentState, i: int, hit: tuple[int, int, Any] | None) -> None:
-                nonlocal p_fi, p_ri, p_nb, p_line
-                found = changes(st)
-                if hit is not None:
-                    found.append(hit)
-                    found.sort(key=lambda c: (c[0], c[1]))
-                if p_fi < 0 and found:
-                    p_fi, p_ri, _value = found[0]
-                    p_nb = layout.nbytes[p_fi]
-                    p_line = prefix + labels[p_fi][p_ri]
-                mem: list[str] = []
-                if pend:
-                    mem = memory_pieces(pend, layout)
-                    pend.clear()
-                if i < first:
+            def plan_for(agent: Any) -> tuple[Any, ...]:
+                nonlocal kind, p_fi, p_ri, p_tok, cls0, unplanned
+                cls = agent.__class__
+                got = plans.get(cls)
+                if got is not None:
+                    return got
+                if unplanned > 1:   # not hot yet: compare everything (what an unknown plan does)
+                    unplanned -= 1
+                    return _UNPLANNED
+                plan: tuple[Any, ...]
+                writes = static_writes(ins, agent)
+                if writes is None:
+                    plan = (_ALL,)
+                else:
+                    known = sorted((layout.files.index(f), i) for f, i in writes
+                                   if f in layout.files and 0 <= i < len(layout.names[layout.files.index(f)]))
+                    if not known:
+                        plan = (_NONE,)
+                    elif len(known) == 1:
+                        fi, ri = known[0]
+                        plan = (_ONE, fi, ri, ledger.token(prefix + labels[fi][ri], layout.nbytes[fi], tail))
+                    else:
+                        plan = (_SOME, known)
+                plans[cls] = plan
+                if cls0 is None:
+                    cls0 = cls
+                    kind = plan[0]
+                    if kind == _ONE:
+                        one: Any = plan
+                        p_fi, p_ri, p_tok = one[1], one[2], one[3]
+                    if not windowed and kind in (_NONE, _ONE):
+                        register = (layout.files[p_fi], p_ri) if kind == _ONE else None
+                        observer.capture = Capture(sink, register, p_tok if kind == _ONE else bare, bare, cls)  # type: ignore[attr-defined]
+                return plan
+
+            def effects(st: AgentState, agent: Any, emit: bool) -> None:
+                """Compare what this instruction may have changed; record it when ``emit``."""
+                plan = plan_for(agent)
+                what = plan[0]
+                lives = st.lives
+                shadows = st.shadows
+                if what == _ONE:
+                    _k, fi, ri, tok = plan
+                    value = lives[fi][ri]
+                    shadow = shadows[fi]
+                    if value != shadow[ri]:
+                        shadow[ri] = value
+                        if emit:
+                            record(tok)
+                            remember(value)
+                        return
+                    if emit:
+                        record(bare)
                     return
-                rest = (compose(prefix, [labels[fi][ri] + value_text(layout, fi, v) for fi, ri, v in found], mem)
-                        if found or mem else bare)
-                append(f"{st.head}{i}{rest}" if indexed else st.head + rest)
-                if not i & FLUSH_MASK:
-                    flush()
+                mem: list[str] = []
+                if what == _ALL:
+                    found = changes(st)
+                    if pend:
+                        mem = memory_pieces(pend, layout)
+                        pend.clear()
+                elif what == _SOME:
+                    found = []
+                    for fi, ri in plan[1]:
+                        value = lives[fi][ri]
+                        if value != shadows[fi][ri]:
+                            shadows[fi][ri] = value
+                            found.append((fi, ri, value))
+                else:
+                    found = []
+                if not emit:
+                    return
+                if found or mem:
+                    record(LITERAL)
+                    lits.append(compose(prefix, [labels[fi][ri] + value_text(layout, fi, v) for fi, ri, v in found],
+                                        mem))
+                else:
+                    record(bare)
 
             def observer(agent: Any, ins: Any) -> None:
-                nonlocal n, bound
-                if agent is recent[0]:  # retirements come in runs of one agent
-                    st = recent[1]
+                st = ledger.state if agent is ledger.agent else state_of(agent)
+                if st is None:              # an agent outside --trace-agent
+                    if pend:
+                        pend.clear()
+                    return
+                if agent.__class__ is cls0:
+                    if kind == _ONE:        # the common case, as a block's capture does it
+                        value = st.lives[p_fi][p_ri]
+                        shadow = st.shadows[p_fi]
+                        if value != shadow[p_ri]:
+                            shadow[p_ri] = value
+                            record(p_tok)
+                            remember(value)
+                        else:
+                            record(bare)
+                    elif kind == _NONE:
+                        record(bare)
+                    else:
+                        effects(st, agent, True)
                 else:
-                    try:
-                        st = states[agent]
-                    except KeyError:
-                        st = sight(agent)
-                    recent[0], recent[1] = agent, st
-                if st is None:          # an agent outside --trace-agent
+                    effects(st, agent, True)
+                if len(ids) >= DRAIN_AT:
+                    drain()
+
+            def in_window(agent: Any, ins: Any) -> None:
+                nonlocal n
+                st = ledger.state if agent is ledger.agent else state_of(agent)
+                if st is None:
                     if pend:
                         pend.clear()
                     return
                 i = n
                 n = i + 1
-                if i >= bound:          # outside the window (one comparison on the fast path)
-                    if i < first:
-                        full(st, i, None)   # keeps the shadows in step; writes nothing
-                        return
-                    if i >= last:
-                        if pend:
-                            pend.clear()
-                        if i == last:
-                            stop()
-                        return
-                    bound = last        # the window opens
-                lives = st.lives
-                shadows = st.shadows
-                if p_fi >= 0:
-                    value = lives[p_fi][p_ri]
-                    shadow = shadows[p_fi]
-                    if value != shadow[p_ri]:
-                        shadow[p_ri] = value
-                        if pend or lives != shadows:
-                            full(st, i, (p_fi, p_ri, value))
-                            return
-                        if hexed:
-                            try:
-                                append(f"{st.head}{p_line}{value.to_bytes(p_nb, 'big').hex()}{tail}")
-                            except (OverflowError, AttributeError, TypeError):
-                                append(f"{st.head}{p_line}{hex_digits(value, p_nb)}{tail}")
-                        elif indexed:
-                            append(f"{st.head}{i}{p_line}{value}{tail}")
-                        else:
-                            append(f"{st.head}{p_line}{value}{tail}")
-                        if not i & FLUSH_MASK:
-                            flush()
-                        return
-                if pend or lives != shadows:
-                    full(st, i, None)
+                if i < first:
+                    effects(st, agent, False)   # keeps the shadows in step; records nothing
                     return
-                append(f"{st.head}{i}{bare}" if indexed else st.head + bare)
-                if not i & FLUSH_MASK:
-                    flush()
+                if i >= last:
+                    if pend:
+                        pend.clear()
+                    if i == last:
+                        tracer.stop()
+                    return
+                effects(st, agent, True)
+                if len(ids) >= DRAIN_AT:
+                    drain()
 
-            return observer
+            return in_window if windowed else observer
 
         def active() -> bool:
-            return first <= n < last
+            return not windowed or first <= n < last
 
         self.make = make  # type: ignore[assignment]
         self.active = active  # type: ignore[method-assign]
+

@@ -20,7 +20,7 @@ from typing import Any
 
 from tessera_trace.agents import AgentState
 from tessera_trace.effects import json_labels, json_memory
-from tessera_trace.formats.commit import CommitFormat, TrapNotes
+from tessera_trace.formats.commit import CommitFormat
 from tessera_trace.layout import ArchLayout
 
 
@@ -32,11 +32,10 @@ class JsonlFormat(CommitFormat):
     name = "jsonl"
     default_out = "trace.jsonl"
     indexed = True
-    tail = '},"mem":[]}\n'
+    tail = '},"mem":[]}'
 
     def __init__(self, tracer: Any) -> None:
         super().__init__(tracer)
-        self.notes = TrapNotes(tracer.out)
         self._traps: dict[Any, dict[str, Any]] = {}
 
     def head(self, st: AgentState) -> str:
