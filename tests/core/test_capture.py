@@ -29,9 +29,23 @@ ENGINES = ("step", "fast")
 # --------------------------------------------------------------------------- the write analysis
 
 
-def writes_of(source: str, regfiles: dict[str, str] | None = None) -> Any:
+class Hart:
+    """An agent as the analysis sees it: a register file, plain state and a property."""
+
+    def __init__(self) -> None:
+        self.x = [0] * 32
+        self.regs = {"x": self.x}
+        self.pc = 0
+        self.csr = [0] * 16
+
+    @property
+    def gprs(self) -> list[int]:   # the register file under another name
+        return self.x
+
+
+def writes_of(source: str, regfiles: dict[str, str] | None = None, agent: Any = None) -> Any:
     stmts = ast.parse(source).body
-    ctx = inline.Context(inline.Binder(), regfiles or {"x": "x"}, set(), None)
+    ctx = inline.Context(inline.Binder(), regfiles or {"x": "x"}, set(), Hart() if agent is None else agent)
     return inline.register_writes(stmts, ctx)
 
 
@@ -58,9 +72,17 @@ def test_known_writes(source, expected):
     "other_1[2] = 1",                            # a store into anything else
     "del R_x[2]",
     "I_0.rd = 5",
+    "cpu.gprs[3] = 1",                           # a property: it could be a register file
+    "cpu.gprs = [0] * 32",
 ])
 def test_unknown_writes(source):
     assert writes_of(source) is None
+
+
+def test_stores_into_agent_state_are_unknown_without_an_agent_to_look_at():
+    stmts = ast.parse("cpu.csr[3] = 1").body
+    ctx = inline.Context(inline.Binder(), {"x": "x"}, set(), None)
+    assert inline.register_writes(stmts, ctx) is None
 
 
 def toy_entries(machine: Any) -> dict[str, Any]:

@@ -874,9 +874,25 @@ def register_writes(stmts: list[ast.stmt], ctx: Context) -> frozenset[tuple[str,
                     return None
                 writes.add((rf, index.value))
             elif not (isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name)
-                      and base.value.id == "cpu" and base.attr not in ctx.regfiles and base.attr != "regs"):
+                      and base.value.id == "cpu" and _plain_state(ctx, base.attr)):
                 return None
         elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load):
-            if not (isinstance(n.value, ast.Name) and n.value.id == "cpu" and n.attr not in ctx.regfiles):
+            if not (isinstance(n.value, ast.Name) and n.value.id == "cpu" and _plain_state(ctx, n.attr)):
                 return None
     return frozenset(writes)
+
+
+def _plain_state(ctx: Context, attr: str) -> bool:
+    """Is ``agent.<attr>`` plain state that holds no register file (storing into it, or
+    into an item of it, cannot change a register)?  A property or other descriptor could
+    do anything when stored through, so it is not; neither is ``regs``."""
+    if attr in ctx.regfiles or attr == "regs" or ctx.agent is None:
+        return False
+    try:
+        found = inspect.getattr_static(ctx.agent, attr)
+    except AttributeError:
+        return True   # created by the store itself: a new attribute is no register file
+    if hasattr(type(found), "__set__") or hasattr(type(found), "__get__") and not callable(found):
+        return False  # a property or another descriptor
+    regs = getattr(ctx.agent, "regs", None)
+    return not (isinstance(regs, dict) and any(found is v for v in regs.values()))
