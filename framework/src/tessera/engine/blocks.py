@@ -170,7 +170,7 @@ class BlockBuilder:
             if ins is None or not ins.blockable:
                 break
             run.append(ins)
-            if inline.terminal(_semantic(ins)):
+            if inline.terminal(semantic(ins)):
                 break
             address = ins.next
         block = Block(pc, run)
@@ -187,9 +187,6 @@ class BlockBuilder:
         for a in addresses:
             members.setdefault(a, []).append(block)
         return block
-
-    def _regfile_names(self, agent: Any) -> dict[str, str]:
-        return regfile_names(self.regfiles, agent)
 
     def _compile(self, block: Block, agent: Any) -> None:
         key = self._key(block, agent)
@@ -240,7 +237,7 @@ class BlockBuilder:
         """
         held: list[Any] = [type(agent)]
         parts: list[Any] = [block.start, id(type(agent)), self.mixed, self.keep_source,
-                            tuple(sorted(self._regfile_names(agent).items()))]
+                            tuple(sorted(regfile_names(self.regfiles, agent).items()))]
         for ins in block.ins:
             part, more = instruction_key(ins)
             held.extend(more)
@@ -257,7 +254,7 @@ class BlockBuilder:
     def _translate(self, block: Block, agent: Any) -> None:
         binder = inline.Binder()
         used: set[str] = set()
-        ctx = inline.Context(binder, self._regfile_names(agent), used, agent)
+        ctx = inline.Context(binder, regfile_names(self.regfiles, agent), used, agent)
         body: list[ast.stmt] = []
         last = len(block.ins) - 1
         block_name = binder.bind("B", block)
@@ -392,8 +389,6 @@ def semantic(ins: Any) -> Any:
     run = ins.run
     return ins.semantic if run is ins.installed else run
 
-
-_semantic = semantic
 
 
 def regfile_names(regfiles: set[str], agent: Any) -> dict[str, str]:

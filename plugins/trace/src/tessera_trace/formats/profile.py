@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from tessera_trace.filters import FOREVER
 from tessera_trace.formats.base import Format, Observer
 from tessera_trace.layout import ArchLayout
 
@@ -39,7 +40,7 @@ class ProfileFormat(Format):
         first = tracer.window.first
         last = tracer.window.last
         n = 0
-        simple = not tracer.agent_names and tracer.window.first == 0 and tracer.window.last >= 1 << 62
+        simple = not tracer.agent_names and tracer.window.first == 0 and tracer.window.last >= FOREVER
         # (address, mnemonic, asm, cycles, counter cell, pc digits) per decode-cache entry
         self.entries: list[tuple[int, str, str, int, list[int], int]] = []
         entries = self.entries
@@ -103,7 +104,7 @@ class ProfileFormat(Format):
         scope = [f"{arch}; agents: {agents}"]
         if tracer.pcs is not None:
             scope.append(f"pc {tracer.pcs}")
-        if tracer.window.first or tracer.window.last < 1 << 62:
+        if tracer.window.first or tracer.window.last < FOREVER:
             scope.append(f"window {tracer.window}")
         lines = [f"# tessera trace profile: {total} instructions retired, {cycles} cycles "
                  f"({'; '.join(scope)})\n"]
