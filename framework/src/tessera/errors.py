@@ -190,6 +190,18 @@ class SnapshotError(TesseraError):
     kind = "snapshot error"
 
 
+class HostMemoryError(TesseraError):
+    """The host cannot give the run the memory it asks for (a RAM size, a cap, a huge segment).
+
+    Not a bug and not the program's fault: the user's settings ask for more than this
+    machine has.  Python's own :class:`MemoryError` anywhere in a run is reported the
+    same way by the command line.
+    """
+
+    exit_code = 77
+    kind = "out of host memory"
+
+
 #: Exit code for an unexpected exception (a bug); the CLI suggests ``--debug``.
 INTERNAL_ERROR_EXIT = 76
 #: Exit code when the user interrupts a run with Ctrl-C.

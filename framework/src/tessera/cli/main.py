@@ -20,7 +20,13 @@ from typing import Any
 import click
 
 from tessera import logs
-from tessera.errors import INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, PluginError, TesseraError
+from tessera.errors import (
+    INTERNAL_ERROR_EXIT,
+    INTERRUPTED_EXIT,
+    HostMemoryError,
+    PluginError,
+    TesseraError,
+)
 from tessera.plugins import PluginHost, call_impl, set_default_host
 from tessera.version import __version__
 
@@ -200,8 +206,10 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except MemoryError:
-        click.echo("tessera: out of host memory (lower --memory-cap or the budget)", err=True)
-        code = INTERNAL_ERROR_EXIT
+        if debug:
+            traceback.print_exc()
+        click.echo(f"tessera: {HostMemoryError('the host ran out of memory (lower --memory-cap, the RAM size or the budget)')}", err=True)
+        code = HostMemoryError.exit_code
     except Exception as exc:  # noqa: BLE001 - last line of defence: one line, not a traceback
         if debug:
             traceback.print_exc()
