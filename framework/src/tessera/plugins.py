@@ -44,6 +44,9 @@ class PluginRecord:
     reason: str = ""
     hooks: list[str] = attrs.field(factory=list)
     plugin: Any = attrs.field(default=None, repr=False)
+    #: The plugin's module path (``tessera_riscv.plugin``), known before it is imported:
+    #: snapshots allow classes from the top-level packages of active plugins only.
+    module: str = ""
 
 
 def call_impl(impl: Any, **kwargs: Any) -> Any:
@@ -114,6 +117,7 @@ class PluginHost:
                 name=ep.name,
                 distribution=dist.metadata["Name"] if dist is not None else "-",
                 version=dist.version if dist is not None else "-",
+                module=ep.value.partition(":")[0].strip(),
             )
             if ep.name in self.records:
                 record.status, record.reason = REFUSED, f"name also used by {self.records[ep.name].distribution}"
@@ -136,7 +140,7 @@ class PluginHost:
         """Register ``module.path`` or ``name=module.path[:attr]`` as a plugin."""
         name, _, target = spec.partition("=") if "=" in spec else (spec, "", spec)
         modname, _, attr = target.partition(":")
-        record = PluginRecord(name=name, distribution="(module)")
+        record = PluginRecord(name=name, distribution="(module)", module=modname)
         self.records[name] = record
         if name in self.disabled:  # named explicitly, so the allow-list does not apply
             record.status, record.reason = DISABLED, "disabled by user"
@@ -153,7 +157,10 @@ class PluginHost:
     def register(self, plugin: Any, name: str, *, distribution: str = "(registered)",
                  version: str = "-") -> PluginRecord:
         """Register an in-process plugin object (tests, embedding applications)."""
-        record = PluginRecord(name=name, distribution=distribution, version=version)
+        module = plugin.__name__ if isinstance(plugin, type(attrs)) else type(plugin).__module__
+        if isinstance(plugin, type):
+            module = plugin.__module__
+        record = PluginRecord(name=name, distribution=distribution, version=version, module=module)
         self.records[name] = record
         return self._register(plugin, record)
 
