@@ -28,7 +28,8 @@ def test_settings_are_type_checked():
 
     cfg = PhoenixConfig.from_machine({"lanes": np.int64(4), "pma": 0, "lenient": 1, "irq": ""})
     assert (cfg.lanes, cfg.pma, cfg.lenient) == (4, False, True) and type(cfg.lanes) is int
-    for bad in ({"threads": "abc"}, {"threads": True}, {"dram": "1M"}, {"pma": "maybe"},
+    assert PhoenixConfig.from_machine({"dram": "1M"}).dram == 1 << 20  # the one size syntax
+    for bad in ({"threads": "abc"}, {"threads": True}, {"dram": "1G"}, {"pma": "maybe"},
                 {"lenient": 2}, {"irq": 5}, {"hartid": -1}, {"hartid": 1 << 28},
                 {"reset_cr0": 0x1_0000}, {"reset_cr0": -1}):
         with pytest.raises(ConfigError):

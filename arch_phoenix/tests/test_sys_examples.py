@@ -153,7 +153,7 @@ def test_cli_random_image_ends_in_one_line_and_a_tessera_status(tmp_path, seed):
     assert len(res.stderr.splitlines()) <= 1 and "Traceback" not in res.stderr
 
 
-@pytest.mark.parametrize("setting", ["threads=abc", "dram=1M", "pma=maybe", "reset_cr0=0x10000"])
+@pytest.mark.parametrize("setting", ["threads=abc", "dram=lots", "dram=1G", "pma=maybe", "reset_cr0=0x10000"])
 def test_cli_bad_setting_types_are_configuration_errors(tmp_path, setting):
     src = tmp_path / "p.s"
     src.write_text("done: bra done\n")

@@ -35,7 +35,7 @@ def test_settings_defaults_and_refusals():
     assert TileConfig.from_mapping({"tile.shmem_bytes": "64K"}).shmem_bytes == 65536
     for bad, message in (({"tile.mode": "fast"}, "must be one of eager, checker, timed"),
                          ({"tile.multicast": "mask"}, "only 'cluster' is implemented"),
-                         ({"tile.threads_per_pe": 9}, "threads_per_pe must be 1..8"),
+                         ({"tile.threads_per_pe": 9}, r"threads_per_pe=9 is out of range \(1\.\.8"),
                          ({"tile.strict_reserved": "maybe"}, "must be true or false"),
                          ({"tile.tile_bytes": 1000}, "tile_bytes must be a multiple")):
         with pytest.raises(ConfigError, match=message):

@@ -1,90 +1,76 @@
 """Configuration of an rfPhoenix machine: every place the spec leaves a choice.
 
 Values come from ``Machine(config=...)`` / ``tessera run --set key=value``.  Each key
-is documented in ``docs/phoenix.md`` with the spec section that motivates it.
+is declared here (kind, default, range, help: :func:`tessera.settings.setting`), checked
+by the core before the board is built (:func:`settings`), and documented in
+``docs/phoenix.md`` with the spec section that motivates it.  A new key is one more
+field: ``name: type = setting(default, ..., help="...")``.
 """
 
 from __future__ import annotations
 
-import numbers
+import functools
 from typing import Any
 
 import attrs
 
-from tessera.errors import ConfigError
+from tessera.settings import Settings, setting
 
 MIB = 1 << 20
 
 
 @attrs.frozen
 class PhoenixConfig:
-    threads: int = 4                 # NTHREADS (1..16; CR0 has 16 enable bits)
-    lanes: int = 16                  # NLANES (1..32; masks are 32-bit)
-    pma: bool = True                 # check the PMA region table on every physical access
-    lenient: bool = False            # undefined opcodes execute as NOP (HDL) instead of UNIMP
-    vector_offset: bool = True       # exception vector TVEC3 + 0x20 * previous mode (doc); else TVEC3
-    rex_mode_offset: bool = False    # REX jumps to TVEC[tm] + 64 * current mode (HDL) instead of TVEC[tm]
-    eip_writable: bool = True        # machine mode may write EIP (so reset code can RTI anywhere)
-    csr_machine_only: bool = False   # HDL: every CSR instruction outside machine mode traps (CSR)
-    halt_on_self_loop: bool = True   # an unconditional branch to itself halts the thread
-    double_fault_halts: bool = True  # an exception at nesting depth 7 stops the run (unhandled trap)
-    dram: int = 512 * MIB            # DRAM size at address 0 (spec 1.8: 512 MiB)
-    hartid: int = 0                  # external core id (HARTID = hartid << 4 | thread)
-    reset_cr0: int = 1               # thread enables at reset
+    threads: int = setting(4, min=1, max=16, help="NTHREADS, hardware threads",
+                           note="CR0 has 16 thread-enable bits")
+    lanes: int = setting(16, min=1, max=32, help="NLANES, 32-bit lanes per vector register",
+                         note="vector masks are 32 bits")
+    pma: bool = setting(True, help="check the PMA region table on every physical access")
+    lenient: bool = setting(False, help="undefined opcodes execute as NOP (HDL) instead of raising UNIMP")
+    vector_offset: bool = setting(True, help="exception vector TVEC3 + 0x20 * previous mode (doc); "
+                                             "false: TVEC3 (HDL)")
+    rex_mode_offset: bool = setting(False, help="REX jumps to TVEC[tm] + 64 * current mode (HDL) "
+                                                "instead of TVEC[tm]")
+    eip_writable: bool = setting(True, help="machine mode may write EIP (so reset code can RTI anywhere)")
+    csr_machine_only: bool = setting(False, help="HDL: every CSR instruction outside machine mode traps (CSR)")
+    halt_on_self_loop: bool = setting(True, help="an unconditional branch to itself halts the thread")
+    double_fault_halts: bool = setting(True, help="an exception at nesting depth 7 stops the run "
+                                                  "(unhandled trap)")
+    memory: str = setting("spec", choices=("spec", "testbench"),
+                          help="memory model: spec = the memory map of spec 1.8; testbench = the "
+                               "HDL test bench's one 256 KiB memory aliased over the whole address "
+                               "space (physical address & 0x3FFFF), no PMA",
+                          note="spec 1.8")
+    dram: int = setting(512 * MIB, "size", min=1, max=512 * MIB, help="DRAM size at address 0",
+                        note="spec 1.8: 512 MiB of DRAM")
+    hartid: int = setting(0, min=0, max=0x0FFF_FFFF, help="external core id (HARTID = hartid << 4 | thread)",
+                          note="HARTID is 32 bits")
+    reset_cr0: int = setting(1, min=0, max=0xFFFF, help="thread enables at reset",
+                             note="CR0 has 16 thread-enable bits")
     # system instructions, interrupts, clocks (docs/phoenix-decisions.md "System")
-    cr0_bit_ops: bool = False        # HDL: CSRRS/CSRRC on CR0 set/clear the bit numbered Ra[5:0]
-    rti_machine_only: bool = False   # RTI outside machine mode raises PRIV (spec 1.6 proposal list)
-    irq: str = ""                    # scheduled interrupts "t0:5@1000,t1:3@2000" (thread:level@step)
-    time_hz: int = 100_000_000       # TIME counts machine cycles and wraps into TIMESEC at this rate
+    cr0_bit_ops: bool = setting(False, help="HDL: CSRRS/CSRRC on CR0 set/clear the bit numbered Ra[5:0]")
+    rti_machine_only: bool = setting(False, help="RTI outside machine mode raises PRIV (spec 1.6 proposal list)")
+    irq: str = setting("", help="scheduled interrupts 't0:5@1000,t1:3@2000' (thread:level@step)")
+    time_hz: int = setting(100_000_000, min=1, max=1 << 32,
+                           help="TIME counts machine cycles and wraps into TIMESEC at this rate",
+                           note="TIME is a 32-bit CSR")
     # floating point (docs/phoenix-decisions.md "Floating point")
-    itof_use_rm: bool = False        # ITOF honours RM (default: always truncates, as the HDL's rm = 1)
+    itof_use_rm: bool = setting(False, help="ITOF honours RM (default: always truncates, as the HDL's rm = 1)")
+    echo: bool = setting(True, help="no effect (rfPhoenix has no console to echo; accepted so a tool "
+                                    "can pass echo=false to any architecture)")
 
     @classmethod
     def from_machine(cls, config: dict[str, Any]) -> PhoenixConfig:
-        known = {f.name for f in attrs.fields(cls)}
-        unknown = sorted(set(config) - known - {"echo"})
-        if unknown:
-            raise ConfigError(f"unknown rfPhoenix setting(s): {', '.join(unknown)} "
-                              f"(known: {', '.join(sorted(known))})")
-        values = {k: _typed(k, v) for k, v in config.items() if k in known}
-        try:
-            cfg = cls(**values)
-        except TypeError as exc:
-            raise ConfigError(f"bad rfPhoenix setting: {exc}") from None
+        """The settings of ``config``, checked against :func:`settings` (defaults filled)."""
+        cfg = cls(**settings().resolve(config))
         cfg.validate()
         return cfg
 
     def validate(self) -> None:
-        if not 1 <= self.threads <= 16:
-            raise ConfigError("threads must be 1..16")
-        if not 1 <= self.lanes <= 32:
-            raise ConfigError("lanes must be 1..32")
-        if self.dram <= 0 or self.dram > 512 * MIB:
-            raise ConfigError("dram must be 1 .. 512 MiB")
-        if not 0 <= self.reset_cr0 <= 0xFFFF:
-            raise ConfigError("reset_cr0 must be 0..0xFFFF (CR0 has 16 thread-enable bits)")
-        if not 0 <= self.hartid <= 0x0FFF_FFFF:
-            raise ConfigError("hartid must be 0..0x0FFFFFFF (HARTID = hartid << 4 | thread, 32 bits)")
-        if not isinstance(self.time_hz, int) or self.time_hz <= 0:
-            raise ConfigError("time_hz must be a positive integer")
-        if not isinstance(self.irq, str):
-            raise ConfigError("irq must be a schedule like 't0:5@1000,t1:3@2000'")
+        """What the declaration cannot say (nothing yet: every bound is declared)."""
 
 
-def _typed(name: str, value: Any) -> Any:
-    """``value`` checked against the type of the setting's default (``--set`` gives str/int/bool).
-
-    Booleans also accept 0 and 1; integers refuse booleans.
-    """
-    default = attrs.fields_dict(PhoenixConfig)[name].default
-    if isinstance(default, bool):
-        if isinstance(value, bool) or (isinstance(value, numbers.Integral) and value in (0, 1)):
-            return bool(value)
-        raise ConfigError(f"rfPhoenix setting {name} must be true or false, got {value!r}")
-    if isinstance(default, int):
-        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-            return int(value)
-        raise ConfigError(f"rfPhoenix setting {name} must be an integer, got {value!r}")
-    if not isinstance(value, str):
-        raise ConfigError(f"rfPhoenix setting {name} must be a string, got {value!r}")
-    return value
+@functools.cache
+def settings() -> Settings:
+    """The declared settings (built from the fields, so a new field is a new setting)."""
+    return Settings.from_attrs(PhoenixConfig, label="rfPhoenix")

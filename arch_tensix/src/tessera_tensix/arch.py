@@ -7,6 +7,7 @@ from typing import Any
 from tessera.isa import Architecture
 from tessera_tensix import isa
 from tessera_tensix.board import build
+from tessera_tensix.config import settings
 from tessera_tensix.timing import TIMING
 
 
@@ -31,6 +32,10 @@ def _arch(name: str, chip: str, description: str) -> Architecture:
         timing=TIMING,
         capabilities={"sfpu", "dest", "direct-mode"},
         reset_pc=0,
+        # direct mode runs Tensix words, not the RISC-V code of a baby-core ELF
+        # (EM_RISCV): only EM_NONE ELFs load (docs/tensix.md "ELF files")
+        elf_machine=0,
+        elf_class=32,
         quantum=1,
         solo_quantum=4096,
         build=build,
@@ -43,6 +48,7 @@ def _arch(name: str, chip: str, description: str) -> Architecture:
         cli_options={"dest-in": ("dest_in", "load Dest (1024x16 uint16 .npy) before the run"),
                      "dest-out": ("dest_out", "save Dest (.npy) when the run ends")},
         cli_flags={"lenient": ("lenient", True, "continue with hardware-like behaviour where a rule is broken")},
+        settings=settings(chip),
     )
 
 

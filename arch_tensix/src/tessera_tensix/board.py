@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.errors import ConfigError
-from tessera_tensix.config import TensixConfig
+from tessera_tensix.config import TensixConfig, presets
 from tessera_tensix.core import TensixCore
 from tessera_tensix.thread import TensixThread
 
@@ -22,35 +22,29 @@ KERNEL_BASE, KERNEL_SIZE = 0x0, 0x4_0000
 
 
 def build(machine: Any) -> None:
-    cfg = TensixConfig.from_machine(machine.config)
+    # machine.config was checked against the chip's declaration (its register map checks
+    # cfg.* / tcfg.*) when the machine was made; the values are typed
+    cfg = TensixConfig.from_machine(machine.config, machine.arch.settings)
+    checked = machine.config
     core = TensixCore(cfg)
     core.machine = machine
     machine.tensix = core
-    for key, value in machine.config.items():
-        if key.startswith("cfg."):
-            core.cfg.set(key[4:], _int(key, value))
+    for name, value in presets(checked, "cfg.").items():
+        core.cfg.set(name, value)
     machine.space.add_ram("kernel", KERNEL_BASE, KERNEL_SIZE, perms="rwx")
     install_devices(machine, core)
     for tid in range(cfg.threads):
         thread = TensixThread(f"t{tid}", machine.arch, machine.space, tid=tid, core=core)
-        for key, value in machine.config.items():  # thread config: the same preset for every thread
-            if key.startswith("tcfg."):
-                thread.tcfg.set(key[5:], _int(key, value))
+        for name, value in presets(checked, "tcfg.").items():  # the same preset for every thread
+            thread.tcfg.set(name, value)
         machine.add_agent(thread)
     seed = core.cfg.get("PRNG_SEED_Seed_Val")
     if seed:
         from tessera_tensix.semantics.convert import seed_prng
 
         seed_prng(core.sfpu, seed)
-    dest_in = machine.config.get("dest_in")
-    if dest_in:
-        load_dest(core, str(dest_in))
-
-
-def _int(key: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"--set {key} takes an integer, got {value!r}")
-    return value
+    if cfg.dest_in:
+        load_dest(core, cfg.dest_in)
 
 
 def install_devices(machine: Any, core: TensixCore) -> None:

@@ -17,6 +17,10 @@ from tessera_riscv import RiscvExtension, make_arch
 from tessera_riscv.hart import dump as riscv_dump
 from tessera_tile import encodings, tables
 from tessera_tile.board import TileBuild
+from tessera_tile.config import tile_settings
+
+#: The ISA-string extension a tile ELF names in its ``Tag_RISCV_arch`` (docs/tile.md "ELF files").
+ELF_EXTENSIONS = frozenset({"xtile"})
 
 DESCRIPTION = ("RISC-V RV64IM host with the SiOrigin-style tile extension through Andes ACE "
                "(tile.md reconstruction): sequencer, tile registers, LSU/TMA/MMA/ALU engines")
@@ -36,7 +40,8 @@ def extension(opcodes: Iterable[str] = ("custom-3",)) -> RiscvExtension:
     names = tuple(opcodes)
     return RiscvExtension("tile", fields=(encodings.payload_field(t),),  # type: ignore[arg-type]
                           encodings=encodings.rows(t, list(names)),  # type: ignore[arg-type]
-                          build=TileBuild(names), timing={encodings.TIMING_CLASS: 1})
+                          build=TileBuild(names), timing={encodings.TIMING_CLASS: 1},
+                          settings=tile_settings())
 
 
 def make_tile_arch(name: str = "tile", opcodes: Iterable[str] = ("custom-3",), **overrides: Any) -> Architecture:
@@ -46,7 +51,10 @@ def make_tile_arch(name: str = "tile", opcodes: Iterable[str] = ("custom-3",), *
     from tessera_tile.examples import examples
 
     values: dict[str, Any] = {"description": DESCRIPTION, "assembler": TileAssembler,
-                              "disassembler": TileDisassembler, "dump": dump, "examples": examples()}
+                              "disassembler": TileDisassembler, "dump": dump, "examples": examples(),
+                              # an ELF runs here without --arch only if built for it
+                              # (-march=rv64im_xtile1p0); a plain RV64 ELF runs on rv64im
+                              "elf_extensions": ELF_EXTENSIONS}
     values.update(overrides)
     arch = make_arch(name, 64, extensions=[extension(opcodes)], **values)
     capabilities: set[str] = {*arch.capabilities, "multi-agent", "sync", "async-engine", "tile"}

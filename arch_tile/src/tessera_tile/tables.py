@@ -273,6 +273,9 @@ def load_overrides(path: str) -> Tables:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"tile.tables: cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:  # a binary file, or text in another encoding
+        raise ConfigError(f"tile.tables: {path} is not a UTF-8 text (TOML) file: byte {exc.object[exc.start]:#04x} "
+                          f"at offset {exc.start} is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"tile.tables: {path} is not TOML: {exc}") from None
     unknown = set(data) - {"encoding", "codes"}

@@ -93,9 +93,10 @@ def test_elf_outside_ram_is_refused(write):
 @pytest.mark.parametrize(("config", "message"), [
     ({"bogus": 1}, r"unknown RISC-V setting\(s\): bogus"),
     ({"misaligned": "sometimes"}, "misaligned must be one of allow, trap"),
-    ({"ram": 0}, "ram must be a positive"),
+    ({"ram": 0}, r"ram=0 is out of range \(16\.\.4G: the 32-bit address space\)"),
+    ({"ram": 24}, "ram must be a multiple of 16 bytes"),
     ({"ram": "lots"}, "ram must be a number"),
-    ({"ram": 1 << 33}, "does not fit the 32-bit address space"),
+    ({"ram": 1 << 33}, r"ram=8G is out of range \(16\.\.4G: the 32-bit address space\)"),
     ({"ram": 1 << 20, "stack_top": 1 << 21}, "stack_top=0x200000 must lie in RAM"),
     ({"syscalls": "maybe"}, "syscalls must be true or false"),
 ])

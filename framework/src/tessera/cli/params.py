@@ -1,16 +1,19 @@
-"""Parameter types shared by the commands: addresses, sizes, key=value settings."""
+"""Parameter types shared by the commands: addresses, sizes, seconds, key=value settings.
+
+Numbers and sizes use the one syntax of :mod:`tessera.settings` (``0x1000``, ``64K``,
+``2G``, ``1T``), so ``--memory-cap 2G`` and ``--set ram=2G`` read alike.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
 
-_SUFFIX = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+from tessera.settings import Settings, parse_int, parse_size
 
-
-def parse_int(text: str) -> int:
-    return int(text.replace("_", ""), 0)
+__all__ = ["ADDRESS", "SECONDS", "SIZE", "Address", "Seconds", "Size", "parse_int", "parse_settings"]
 
 
 class Address(click.ParamType):
@@ -31,19 +34,15 @@ class Address(click.ParamType):
 
 
 class Size(click.ParamType):
-    """A byte size: ``4096``, ``0x1000``, ``64K``, ``256M``, ``2G``."""
+    """A byte size: ``4096``, ``0x1000``, ``64K``, ``256M``, ``2G``, ``1T``."""
 
     name = "SIZE"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> int:
         if isinstance(value, int):
             return value
-        text = str(value).strip().lower().removesuffix("b").removesuffix("i")
-        mult = 1
-        if text and text[-1] in _SUFFIX:
-            mult, text = _SUFFIX[text[-1]], text[:-1]
         try:
-            out = parse_int(text) * mult
+            out = parse_size(str(value))
         except ValueError:
             self.fail(f"{value!r} is not a size (use e.g. 256M)", param, ctx)
         if out <= 0:
@@ -51,13 +50,36 @@ class Size(click.ParamType):
         return out
 
 
-def parse_settings(items: tuple[str, ...]) -> dict[str, Any]:
-    """``--set key=value`` pairs; values that look like ints/bools become them."""
+class Seconds(click.ParamType):
+    """A duration in seconds: a finite number above 0 (``nan``, ``inf`` and ``0`` are refused)."""
+
+    name = "SECONDS"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(out) or out <= 0:
+            self.fail(f"{value!r} must be a finite number of seconds above 0", param, ctx)
+        return out
+
+
+def parse_settings(items: tuple[str, ...], declared: Settings | None = None) -> dict[str, Any]:
+    """``--set key=value`` pairs.
+
+    A key the architecture declares (``declared``) keeps its text: the declaration
+    converts it (so a file name ``0x10`` or a text ``on`` stays what was typed).  For
+    other keys, values that look like ints/bools become them.
+    """
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
+        if declared is not None and declared.declares(key):
+            out[key] = raw
+            continue
         value: Any = raw
         low = raw.lower()
         if low in ("true", "yes", "on"):
@@ -75,3 +97,4 @@ def parse_settings(items: tuple[str, ...]) -> dict[str, Any]:
 
 ADDRESS = Address()
 SIZE = Size()
+SECONDS = Seconds()

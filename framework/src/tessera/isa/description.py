@@ -23,6 +23,7 @@ import attrs
 
 from tessera.errors import ConfigError, EncodeError
 from tessera.memory.regions import Endian
+from tessera.settings import Setting, SettingFamily, Settings
 
 #: Attribute names of :class:`~tessera.isa.instruction.Instruction` that a field may not use.
 RESERVED_FIELD_NAMES = frozenset(
@@ -48,6 +49,18 @@ def _pieces(value: Any) -> tuple[tuple[int, int], ...]:
     if value and isinstance(value[0], int):
         return ((int(value[0]), int(value[1])),)
     return tuple((int(hi), int(lo)) for hi, lo in value)
+
+
+def _settings(value: Any) -> Settings | None:
+    """Accept a :class:`Settings`, or a sequence of :class:`Setting` / :class:`SettingFamily`."""
+    if value is None or isinstance(value, Settings):
+        return value
+    items = list(value)
+    for item in items:
+        if not isinstance(item, (Setting, SettingFamily)):
+            raise ConfigError(f"settings: {item!r} is neither a Setting nor a SettingFamily")
+    return Settings(tuple(i for i in items if isinstance(i, Setting)),
+                    tuple(i for i in items if isinstance(i, SettingFamily)))
 
 
 @attrs.frozen
@@ -316,6 +329,12 @@ class Architecture:
     * ``memory_trap(fault)`` turns a :class:`~tessera.errors.MemoryFault` into the
       architecture's trap, or returns ``None`` to stop the run with the fault.
     * ``dump(agent)`` returns the agent's architectural state as a JSON-able dict.
+    * ``dump_text(section, name, state)`` renders state for ``--dump-state text`` where
+      the generic rule of :mod:`tessera.dumptext` (by shape alone) is not enough.
+      ``section`` is ``"agent"`` (``state`` is the agent's whole state; the lines replace
+      the rendering of its ``dump`` extras) or ``"sync"`` (a sync object's state; the
+      lines replace its body).  Return lines without indentation, or ``None`` for the
+      generic rule.  Only the text dump uses it: the JSON dump is ``machine.state()``.
     * ``refine(ins, peek)`` completes a decoded instruction from the words after it
       (rfPhoenix's immediate postfixes): ``peek(address)`` returns the instruction
       word at ``address`` or ``None`` if it cannot be fetched.  It may change operand
@@ -329,6 +348,23 @@ class Architecture:
       ``{"dest-in": ("dest_in", "load Dest from a .npy file")}`` makes
       ``--dest-in F`` mean ``--set dest_in=F``.
     * ``caches`` describes the cache geometry (:class:`CacheSpec`) for timing models.
+    * ``elf_machine``/``elf_class`` are the ELF ``e_machine`` and class (32/64) the
+      architecture runs; ``elf_machine=None`` means it runs no ELF files (an ELF for
+      any machine is refused unless the user forces it, ``--any-elf-machine``).
+      ``elf_extensions`` marks an *extension architecture*: the ISA extensions (lower
+      case, as in a RISC-V ISA string: ``{"xtile"}``) an ELF must name in its build
+      attributes (``Tag_RISCV_arch``) for the architecture to be chosen from the ELF
+      without ``--arch``.  When several architectures run an ELF's machine, one whose
+      extensions the ELF names wins; otherwise the base architecture (no
+      ``elf_extensions``) does, so a plain RV64 program runs on ``rv64im`` even with
+      ``tile`` installed (:func:`tessera.loaders.elf.choose_architecture`).
+    * ``settings`` declares the configuration keys (:class:`~tessera.settings.Settings`, or
+      a sequence of :class:`~tessera.settings.Setting` and
+      :class:`~tessera.settings.SettingFamily`): the core checks ``--set`` /
+      ``Machine(config=...)`` against it before ``build`` runs (unknown key, wrong kind,
+      out of range: :class:`~tessera.errors.ConfigError`), and ``tessera archs
+      --settings`` lists it.  ``None`` (the default): not declared, the board checks
+      what it reads.
     * ``assembler`` is an :class:`~tessera.isa.asm.Assembler` subclass adding
       pseudo-instructions or directives; default: the generic table-driven assembler.
     * ``disassembler`` is a :class:`~tessera.isa.disasm.Disassembler` subclass rendering
@@ -357,6 +393,7 @@ class Architecture:
     take_trap: Callable[[Any, Any], bool] | None = None
     memory_trap: Callable[[Any], Any] | None = None
     dump: Callable[[Any], dict] | None = None
+    dump_text: Callable[[str, str, Mapping[str, Any]], list[str] | None] | None = None
     examples: tuple[Example, ...] = ()
     comment_chars: str = "#;"
     assembler: type | None = None
@@ -365,12 +402,25 @@ class Architecture:
     cli_flags: Mapping[str, tuple[str, Any, str]] = attrs.field(factory=dict)
     cli_options: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
     caches: tuple[CacheSpec, ...] = ()
+    settings: Settings | None = attrs.field(default=None, converter=_settings)
+    elf_extensions: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
 
     def __attrs_post_init__(self) -> None:
         if self.word_bits % 8 or self.word_bits <= 0:
             raise ConfigError(f"architecture {self.name}: word_bits must be a positive multiple of 8")
+        if self.settings is not None:
+            targets = [(f, s) for f, (s, _v, _h) in self.cli_flags.items()]
+            targets += [(f, s) for f, (s, _h) in self.cli_options.items()]
+            for flag, key in targets:
+                if not self.settings.declares(key) and self.settings.family_of(key) is None:
+                    raise ConfigError(f"architecture {self.name}: --{flag} sets {key!r}, which its "
+                                      "settings do not declare")
         if self.endian not in ("little", "big"):
             raise ConfigError(f"architecture {self.name}: endian must be 'little' or 'big'")
+        for ext in self.elf_extensions:
+            if not (isinstance(ext, str) and ext.isalnum() and ext == ext.lower()):
+                raise ConfigError(f"architecture {self.name}: elf_extensions entry {ext!r} must be a "
+                                  "lower-case extension name as in an ISA string (e.g. 'xtile')")
         fields = self.field_map
         files = {rf.name for rf in self.register_files}
         full = (1 << self.word_bits) - 1

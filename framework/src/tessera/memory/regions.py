@@ -12,7 +12,8 @@ from __future__ import annotations
 import mmap
 from typing import Any, Literal, Protocol
 
-from tessera.errors import ConfigError, MemoryFault
+from tessera.errors import ConfigError, HostMemoryError, MemoryFault
+from tessera.settings import format_size
 
 #: Byte order of multi-byte values (the ``byteorder`` of ``int.to_bytes``/``int.from_bytes``).
 Endian = Literal["little", "big"]
@@ -34,17 +35,28 @@ def parse_perms(perms: str) -> tuple[bool, bool, bool]:
 LAZY_RAM_THRESHOLD = 1 << 20
 
 
-def _zeroed(size: int) -> bytearray | mmap.mmap:
-    """Zero-filled storage of ``size`` bytes.
+def _zeroed(size: int, name: str = "") -> bytearray | mmap.mmap:
+    """Zero-filled storage of ``size`` bytes for region ``name``.
 
     Large regions use an anonymous ``mmap``: the operating system hands out zero pages
     only when they are first written, so a 512 MiB DRAM costs nothing until used
     (a ``bytearray`` would be zero-filled, i.e. touched, up front).  Both types support
     the slicing and buffer protocol the accessors use.
+
+    A size the host refuses (the kernel's overcommit check says ``ENOMEM``, or the size
+    does not fit the host's address width) is the user's setting asking for more than
+    this machine has: :class:`HostMemoryError` naming the region, never an internal error.
     """
-    if size >= LAZY_RAM_THRESHOLD:
-        return mmap.mmap(-1, size)
-    return bytearray(size)
+    try:
+        if size >= LAZY_RAM_THRESHOLD:
+            return mmap.mmap(-1, size)
+        return bytearray(size)
+    except (MemoryError, OverflowError, OSError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        what = f"region {name!r}" if name else "a region"
+        raise HostMemoryError(f"the host cannot allocate {format_size(size)} ({size:#x} bytes) for {what}: "
+                              f"{reason}; lower the setting that sizes it (e.g. --set ram=...) "
+                              "or free host memory") from None
 
 
 class Region:
@@ -130,7 +142,7 @@ class RAM(Region):
     def __init__(self, name: str, start: int, size: int, perms: str = "rwx",
                  endian: Endian = "little", data: bytes | None = None) -> None:
         self.endian = endian
-        self.data = _zeroed(size)
+        self.data = _zeroed(size, name)
         super().__init__(name, start, size, perms)
         if data is not None:
             if len(data) > size:
@@ -187,7 +199,7 @@ class RAM(Region):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         chunks = state.pop("_chunks")
-        data = _zeroed(state["size"])
+        data = _zeroed(state["size"], state.get("name", ""))
         for off, chunk in chunks.items():
             data[off:off + len(chunk)] = chunk
         state["data"] = data
@@ -233,7 +245,7 @@ class MMIO(Region):
     def _device_read(self, offset: int, size: int) -> int:
         try:
             return int(self.device.read(offset, size))
-        except MemoryFault:
+        except (MemoryFault, BrokenPipeError):  # a closed stdout is the user's, not the device's
             raise
         except Exception as exc:  # noqa: BLE001 - a device bug is reported, not propagated
             raise MemoryFault(f"device {self.name!r} read failed: {type(exc).__name__}: {exc}",
@@ -242,7 +254,7 @@ class MMIO(Region):
     def _device_write(self, offset: int, size: int, value: int) -> None:
         try:
             self.device.write(offset, size, value & ((1 << (size << 3)) - 1))
-        except MemoryFault:
+        except (MemoryFault, BrokenPipeError):  # a closed stdout is the user's, not the device's
             raise
         except Exception as exc:  # noqa: BLE001
             raise MemoryFault(f"device {self.name!r} write failed: {type(exc).__name__}: {exc}",

@@ -5,9 +5,16 @@ from __future__ import annotations
 import sys
 
 from tessera.engine import CpuAgent, EngineAgent
+from tessera.settings import Setting, Settings
 from tessera.sync import Barrier, Counter, Fifo, Semaphore
 
 CONSOLE_BASE = 0x0003_0000
+#: The board's settings; the core checks ``--set`` against them before ``build`` runs.
+SETTINGS = Settings((
+    Setting("cores", "int", 2, min=1, max=16, help="CPU agents core0..coreN-1",
+            note="a small test board"),
+    Setting("echo", "bool", True, help="copy console output to stdout"),
+), label="toy")
 
 
 class ToyCore(CpuAgent):
@@ -46,7 +53,8 @@ class DmaEngine(EngineAgent):
 
 
 def build(machine) -> None:
-    cores = int(machine.config.get("cores", 2))
+    values = (machine.arch.settings or SETTINGS).resolve(machine.config)  # a derived arch may add keys
+    cores = values["cores"]
     for i in range(cores):
         machine.add_agent(ToyCore(f"core{i}", machine.arch, machine.space, core_id=i))
     for i in range(4):
@@ -56,4 +64,4 @@ def build(machine) -> None:
     done = machine.add_sync(Counter("dma.done"))
     machine.add_agent(DmaEngine("dma", inbox, done))
     machine.space.add_mmio("console", CONSOLE_BASE, 0x10,
-                           Console(echo=bool(machine.config.get("echo", True))))
+                           Console(echo=values["echo"]))

@@ -14,7 +14,7 @@ from tessera.control import Trap
 from tessera.errors import MemoryFault
 from tessera.isa import Architecture, Encoding, Example, Field, MemoryRegionSpec, RegisterFile
 from tessera_toyarch import semantics as s
-from tessera_toyarch.board import build
+from tessera_toyarch.board import SETTINGS, build
 
 OPC = 0xFC00_0000
 ILLEGAL_CAUSE = 2
@@ -172,6 +172,7 @@ TOY = Architecture(
     memory_trap=memory_trap,
     dump=dump,
     cli_flags={"no-echo": ("echo", False, "do not copy console output to stdout")},
+    settings=SETTINGS,
     examples=(Example("producer-consumer", "two cores, a semaphore, a DMA engine and the console",
                       EXAMPLE, load_address=0, max_steps=100_000, check=check_example),),
 )
