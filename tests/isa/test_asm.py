@@ -272,7 +272,7 @@ def test_section_errors(text, line, column, message):
     ("addi r1, r2", 1, 12, "expected 'addi rd, rs1, imm'"),
     ("add r1, r2, r3, r4", 1, 15, "expected 'add rd, rs1, rs2'"),
     ("halt r1", 1, 6, "halt takes no operands"),
-    ("jmp r1, r2", 1, 7, "expected 'jmp target' or 'jmp (rs1)'"),
+    ("jmp r1, r2", 1, 7, "jmp expects one of: jmp target | jmp (rs1)"),
     ("beq r0, r0, 0x2000", 1, 13, "beq: off=8192 does not fit in -4096..4094 (target 0x2000)"),
     ("beq r0, r0, 3", 1, 13, "beq: off=3 is not a multiple of 2 (target 0x3)"),
     ("beq r0, r0, -4", 1, 13, "target -4 is outside the 32-bit address space"),

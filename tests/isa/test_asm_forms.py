@@ -132,7 +132,7 @@ def test_a_whole_mnemonic_wins_over_a_suffix():
     ("st r1, 0[r2], r1, r2", 1, 17, "expected 'st[.sz] rb, sdisp[ra][, mask]'"),
     ("st r1, 0[r2],", 1, 14, "expected 'st[.sz] rb, sdisp[ra][, mask]'"),
     ("st r1, 0[r2", 1, 12, "expected 'st[.sz] rb, sdisp[ra][, mask]'"),
-    ("ld r1, 4(r2)", 1, 13, "expected 'ld[.sz] rt, disp[ra]' or 'ld rt, (ra)'"),
+    ("ld r1, 4(r2)", 1, 13, "ld expects one of: ld[.sz] rt, disp[ra] | ld rt, (ra)"),
     ("fence.cta 1, 2", 1, 12, "expected 'fence[.scope] [lanes]'"),
     ("sync.cta r1", 1, 10, "sync takes no operands"),
     ("shl r1, r2, 32", 1, 13, "shl: sh=32 does not fit in 0..31"),

@@ -2,8 +2,9 @@
 
 Operands and directive arguments are C-like integer expressions: literals
 (``42``, ``0x2a``, ``0b101010``, ``0o52``, ``'*'``), symbols, ``.`` for the current
-location, unary ``- + ~``, binary ``* / % + - << >> & ^ |`` with C precedence,
-and parentheses.  Division and remainder truncate toward zero as in C.
+location, GNU numeric local label references (``1b``, ``1f``), unary ``- + ~``,
+binary ``* / % + - << >> & ^ |`` with C precedence, and parentheses.  Division and
+remainder truncate toward zero as in C.
 
 Design notes:
 
@@ -15,6 +16,9 @@ Design notes:
   :class:`~tessera.errors.AssemblyError`.  A symbol that is not (yet) defined
   raises the subclass :class:`UndefinedSymbol`, which the assembler's layout passes
   tolerate where a value is not needed yet.
+* A local label reference is looked up in ``symbols`` under its canonical spelling
+  (:func:`local_reference`: ``"1b"``, ``"12f"``); which definition it means depends
+  on where the expression is, which only the assembler's symbol view knows.
 * Inputs are untrusted text, so work is bounded: values are limited to
   :data:`MAX_BITS` bits (``1 << 10**9`` must not freeze the process) and
   parentheses to :data:`MAX_NESTING` levels (no ``RecursionError``).
@@ -37,6 +41,7 @@ _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 _NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|[0-9]+")
 _SYMBOL = re.compile(r"[A-Za-z_.$][A-Za-z0-9_.$]*")
 _OPERATOR = re.compile(r"<<|>>|[-+~*/%&^|()]")
+_LOCAL_REFERENCE = re.compile(r"([0-9]+)([bf])")
 _HEX_ESCAPE = re.compile(r"[0-9a-fA-F]{1,2}")
 _OCT_ESCAPE = re.compile(r"[0-7]{1,3}")
 _SIMPLE_ESCAPES = {
@@ -131,6 +136,22 @@ def read_char(text: str, pos: int) -> tuple[int, int]:
     return value, i + 1
 
 
+def local_reference(name: str) -> tuple[str, str] | None:
+    """``(label, direction)`` of a numeric local label reference such as ``"1b"``, else ``None``.
+
+    ``label`` is the label's digits without leading zeros (``"007f"`` is label ``7``);
+    ``direction`` is ``"b"`` (the nearest definition at or before) or ``"f"`` (the next
+    one after).  Canonical names are lower-case: the evaluator looks ``1B`` up as ``1b``.
+    """
+    m = _LOCAL_REFERENCE.fullmatch(name)
+    return (local_label(m.group(1)), m.group(2)) if m else None
+
+
+def local_label(digits: str) -> str:
+    """The canonical name of numeric label ``digits`` (``"01"`` and ``"1"`` are one label)."""
+    return digits.lstrip("0") or "0"
+
+
 def _c_div(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
@@ -212,6 +233,10 @@ class _Evaluator:
             return value
         if m := _NUMBER.match(text, start):
             self.pos = m.end()
+            after = text[self.pos + 1:self.pos + 2]
+            if (m.group().isdigit() and text[self.pos:self.pos + 1] in ("b", "f", "B", "F")
+                    and (not after or after not in _IDENT_CHARS)):
+                return self.local(m.group(), text[self.pos].lower(), start)
             if self.pos < len(text) and text[self.pos] in _IDENT_CHARS:
                 raise self.fail(f"malformed number {text[start:self.pos + 1]!r}", start)
             digits = m.group()
@@ -231,6 +256,15 @@ class _Evaluator:
                 raise UndefinedSymbol(name, start)
             return symbol
         raise self.fail("unmatched ')'" if c == ")" else f"unexpected {c!r}")
+
+    def local(self, digits: str, direction: str, start: int) -> int:
+        """The value of local label reference ``digits`` + ``direction`` (``1b``, ``1f``)."""
+        self.pos += 1
+        name = local_label(digits) + direction
+        value = self.symbols.get(name)
+        if value is None:
+            raise UndefinedSymbol(name, start)
+        return value
 
     def apply(self, op: str, a: int, b: int, at: int) -> int:
         if op in ("/", "%") and b == 0:

@@ -20,16 +20,27 @@ Design:
   and emits bytes.  Values that decide the layout (``.org``, ``.space``, ``.align``)
   must therefore be computable when first met; operand values may refer forward.
 * **Forms.**  An instruction line is tried against each form of its mnemonic in table
-  order.  A form's syntax template is matched with literal punctuation required
-  (whitespace-tolerant) and each ``{slot}`` capturing one balanced operand; the
+  order.  A form's syntax template is matched with its literal text required
+  (punctuation and words, case-insensitive) and each ``{slot}`` capturing one balanced operand; the
   operand is then read by its field's kind.  A last slot written ``{slot?}`` may be
   left out with the separator before it, and a form with a suffix field is also
   found by ``mnemonic.suffix`` (``ld.b``); both take the field default when not
   written, mirroring what the disassembler leaves out.  When no form fits, the error
   of the form that got furthest is reported (a value that does not fit beats a bad
-  register, which beats operands of the wrong shape).
+  register, which beats operands of the wrong shape); for an overloaded mnemonic
+  whose forms all failed on their operands, the error lists every form.
 * **Output.**  Bytes are collected as ``(address, data)`` pieces, checked for
   overlaps and merged into the sorted segments of a :class:`Program`.
+* **Errors.**  A failing statement is recorded and the passes go on (it keeps the
+  room it would take, so later addresses are real); every error is reported at
+  once, in source order, as one exception that is the first error and lists all in
+  ``errors`` (:mod:`~tessera.isa.asm.report`).  Uses of a name whose definition
+  failed are not reported again.
+* **Local labels.**  GNU numeric labels (``1:``, referenced as ``1b``/``1f``) get one
+  internal name per definition after parsing; the symbol view of each statement
+  resolves a reference to the right one.
+
+The language itself (for users and plugin authors) is described in docs/assembler.md.
 
 Architecture plugins extend the assembler by subclassing :class:`Assembler` and
 setting ``Architecture.assembler``: override :meth:`Assembler.expand` for
@@ -43,7 +54,8 @@ The package is split by job:
 * :mod:`~tessera.isa.asm.layout`: sections, passes and the hook :class:`Context`;
 * :mod:`~tessera.isa.asm.forms`: mnemonic lookup (suffixes), optional-operand variants;
 * :mod:`~tessera.isa.asm.assembler`: the :class:`Assembler` driver and :func:`assemble`;
-* :mod:`~tessera.isa.asm.directives`: the built-in directives, mixed into the assembler.
+* :mod:`~tessera.isa.asm.directives`: the built-in directives, mixed into the assembler;
+* :mod:`~tessera.isa.asm.report`: the exception carrying every error of a run.
 
 Import from ``tessera.isa.asm`` itself; the modules are an implementation detail.
 """

@@ -10,7 +10,17 @@ An instruction line is tried against each form its mnemonic may stand for
 (:mod:`tessera.isa.asm.forms` resolves mnemonic suffixes such as ``ld.b`` and the
 variants of a form with an optional last operand) in table order; when none fits,
 the error of the form that got furthest is reported (a value that does not fit
-beats a bad register, which beats operands of the wrong shape).
+beats a bad operand, which beats operands of the wrong shape; between two bad
+operands, the one further into the line wins).  When the mnemonic has several forms
+and none got past its operands' spelling, the error lists every form as written
+(``ld expects one of: ld x, byte | ld i, nnn | ...``), and an operand that is a
+literal word of another form (``i``) is never called an unknown register.
+
+Errors do not stop the assembly: every statement that fails is recorded and the
+passes continue (:mod:`tessera.isa.asm.layout` keeps what recovery needs), so one
+run reports every error, in source order, as one exception
+(:mod:`tessera.isa.asm.report`).  Numeric local labels (``1:``, ``1b``, ``1f``) are
+numbered here, once, after parsing.
 
 Architecture plugins extend the assembler here, by subclassing :class:`Assembler`
 and overriding :meth:`~Assembler.expand`, :meth:`~Assembler.directive` or
@@ -19,11 +29,17 @@ and overriding :meth:`~Assembler.expand`, :meth:`~Assembler.directive` or
 
 from __future__ import annotations
 
+from collections import ChainMap
+from typing import NamedTuple
+
+import attrs
+
 from tessera.errors import AssemblyError, EncodeError
 from tessera.isa.asm.directives import _BUILTINS, BuiltinDirectives
 from tessera.isa.asm.forms import Candidate, FormTable, UnknownSuffix
-from tessera.isa.asm.layout import MAX_LAYOUT_ROUNDS, Context, _Pass
+from tessera.isa.asm.layout import MAX_LAYOUT_ROUNDS, Context, _Pass, _Symbols, local_name
 from tessera.isa.asm.program import Program
+from tessera.isa.asm.report import combine
 from tessera.isa.asm.syntax import (
     _ASSIGN,
     _LABEL,
@@ -36,16 +52,34 @@ from tessera.isa.asm.syntax import (
     _skip_quoted,
     _skip_space,
     _suggest,
+    blank_block_comments,
 )
 from tessera.isa.decoder import Decoder
 from tessera.isa.description import Architecture, Field
 from tessera.isa.encoder import Encoder
-from tessera.isa.expr import ExpressionError, evaluate
+from tessera.isa.expr import ExpressionError, evaluate, local_label
 
 __all__ = ["MAX_EXPANSION_DEPTH", "Assembler", "assemble"]
 
 #: How deep pseudo-instructions may expand into further pseudo-instructions.
 MAX_EXPANSION_DEPTH = 8
+
+
+class _Attempt(NamedTuple):
+    """One form tried on an instruction line.
+
+    ``score`` orders failures (higher got further): ``(0, position)`` operands of the
+    wrong shape, ``(1, position)`` an operand that does not read (bad register,
+    bad expression), ``(2, position)`` a value that does not fit, ``(3, k)`` fields
+    that collide, ``(4, 0)`` success; ``position`` is where the problem is in the
+    operand text.  ``operand`` is the text of the operand that did not
+    read, if that is what failed.
+    """
+
+    word: int
+    score: tuple[int, int]
+    error: AssemblyError | None
+    operand: str = ""
 
 
 class Assembler(BuiltinDirectives):
@@ -86,6 +120,10 @@ class Assembler(BuiltinDirectives):
         self._files = arch.register_file_map
         self._table = FormTable(arch)
         self._space = 1 << arch.address_bits
+        #: numeric local label -> indices of the statements defining it, in order
+        self._local_labels: dict[str, list[int]] = {}
+        #: names whose definition failed in the layout passes (see ``_Pass.poisoned``)
+        self._poisoned: set[str] = set()
 
     # -- extension points ------------------------------------------------------------
     def expand(self, mnemonic: str, operands_text: str, location: int) -> list[str] | None:
@@ -139,13 +177,18 @@ class Assembler(BuiltinDirectives):
 
     # -- driver ----------------------------------------------------------------------
     def assemble(self, text: str, *, file: str = "<input>", base: int = 0) -> Program:
-        """Assemble ``text``; ``.text`` starts at ``base``.  Errors are :class:`AssemblyError`."""
+        """Assemble ``text``; ``.text`` starts at ``base``.
+
+        Errors are reported all at once: the exception (an :class:`AssemblyError`,
+        an :class:`EncodeError` when the first problem is one) is the first error in
+        source order and lists every error in ``errors`` (:mod:`tessera.isa.asm.report`).
+        """
         self.file = file
         if not 0 <= base < self._space:
-            raise AssemblyError(f"base address {_num(base)} is outside the address space",
-                                file=file)
-        statements = [self.parse_line(line, number)
-                      for number, line in enumerate(text.split("\n"), 1)]
+            raise combine([AssemblyError(f"base address {_num(base)} is outside the address "
+                                         "space", file=file)])
+        statements, errors = self._parse(text)
+        self._poisoned = set()
         origins: dict[str, int] = {}
         for _ in range(MAX_LAYOUT_ROUNDS):
             layout = self._walk(statements, _Pass(self, final=False, base=base,
@@ -155,28 +198,72 @@ class Assembler(BuiltinDirectives):
                 break
         else:
             sec = next(s for s in layout.sections.values() if s.name in layout.used)
-            raise AssemblyError("section placement does not settle (a section's size depends "
-                                "on where it is placed)", file=file, line=sec.line, column=1)
+            errors.append(AssemblyError("section placement does not settle (a section's size "
+                                        "depends on where it is placed)",
+                                        file=file, line=sec.line, column=1))
+            raise combine(_in_source_order(errors))
+        known = self._resolve(layout)
+        self._poisoned = layout.poisoned | {name for name, *_ in layout.deferred
+                                            if known.get(name) is None}
         final = self._walk(statements, _Pass(self, final=True, base=base, origins=origins,
-                                             known=self._resolve(layout)))
+                                             known=known), layout)
+        errors += layout.errors + final.errors
+        if not errors:  # only consequences of failed definitions: they are the errors then
+            errors = layout.cascades + final.cascades
+        if errors:
+            raise combine(_in_source_order(errors))
         for name, sec in final.sections.items():
             before = layout.sections.get(name)
             if before is None or before.extent != sec.extent:
-                raise AssemblyError(f"section {name} changed size between passes (a pseudo-"
-                                    "instruction or directive is not deterministic)",
-                                    file=file, line=sec.line, column=1)
+                raise combine([AssemblyError(
+                    f"section {name} changed size between passes (a pseudo-instruction or "
+                    "directive is not deterministic)", file=file, line=sec.line, column=1)])
         return final.program()
+
+    def _parse(self, text: str) -> tuple[list[Statement], list[AssemblyError]]:
+        """Every line as a statement, and the lines' syntax errors.
+
+        ``/* ... */`` comments are blanked first (they may span lines).  A line that does not parse keeps its labels (so uses of them are not errors
+        too) and produces nothing.  Numeric local labels get one internal name per
+        definition (:func:`~tessera.isa.asm.layout.local_name`), in source order.
+        """
+        statements: list[Statement] = []
+        errors: list[AssemblyError] = []
+        self._local_labels = {}
+        text, unclosed = blank_block_comments(text, self.arch.comment_chars)
+        if unclosed is not None:
+            errors.append(AssemblyError("unterminated /* comment", file=self.file,
+                                        line=unclosed[0], column=unclosed[1]))
+        for number, line in enumerate(text.split("\n"), 1):
+            try:
+                stmt = self.parse_line(line, number)
+            except AssemblyError as exc:
+                errors.append(exc)
+                code = self._strip_comment(line).rstrip(_SPACE)
+                stmt = Statement(number, self._labels(code)[0])
+            if any(name[0].isdigit() for name, _ in stmt.labels):
+                stmt = attrs.evolve(stmt, labels=self._number_labels(stmt.labels, len(statements)))
+            statements.append(stmt)
+        return statements, errors
+
+    def _number_labels(self, labels: tuple[tuple[str, int], ...], index: int
+                       ) -> tuple[tuple[str, int], ...]:
+        out = []
+        for name, column in labels:
+            if name[0].isdigit():
+                places = self._local_labels.setdefault(local_label(name), [])
+                name = local_name(local_label(name), len(places))
+                places.append(index)
+            out.append((name, column))
+        return tuple(out)
 
     def parse_line(self, text: str, line: int) -> Statement:
         """Split one source line into labels and a statement (no evaluation)."""
         code = self._strip_comment(text).rstrip(_SPACE)
-        labels, pos = [], 0
-        while m := _LABEL.match(code, pos):
-            labels.append((m.group(1), m.start(1) + 1))
-            pos = m.end()
+        labels, pos = self._labels(code)
         pos = _skip_space(code, pos)
         if pos == len(code):
-            return Statement(line, tuple(labels))
+            return Statement(line, labels)
         m = _ASSIGN.match(code, pos)
         kind = "assign" if m else ""
         m = m or _WORD.match(code, pos)
@@ -188,7 +275,16 @@ class Assembler(BuiltinDirectives):
             kind = "directive" if name.startswith(".") else "instruction"
             name = name.lower()
         start = _skip_space(code, m.end())
-        return Statement(line, tuple(labels), kind, name, m.start(1) + 1, code[start:], start + 1)
+        return Statement(line, labels, kind, name, m.start(1) + 1, code[start:], start + 1)
+
+    @staticmethod
+    def _labels(code: str) -> tuple[tuple[tuple[str, int], ...], int]:
+        """The labels at the start of ``code`` with their columns, and where they end."""
+        labels, pos = [], 0
+        while m := _LABEL.match(code, pos):
+            labels.append((m.group(1), m.start(1) + 1))
+            pos = m.end()
+        return tuple(labels), pos
 
     def _strip_comment(self, line: str) -> str:
         i = 0
@@ -202,26 +298,73 @@ class Assembler(BuiltinDirectives):
                 i += 1
         return line
 
-    def _walk(self, statements: list[Statement], state: _Pass) -> _Pass:
-        for stmt in statements:
-            self._statement(stmt, state, 0)
+    def _walk(self, statements: list[Statement], state: _Pass, layout: _Pass | None = None
+              ) -> _Pass:
+        """One pass over ``statements``; ``layout`` (the final pass only) is the last layout pass.
+
+        A statement that fails is recorded and the walk goes on.  In a layout pass an
+        instruction that failed before taking room still takes one word, so later
+        addresses are what they would be once it is fixed.  The final pass does not
+        redo a statement the layout pass already found wrong, and after a failed
+        statement puts the location counter where the layout had it, so no later
+        label "moves" and no later distance is off because of an earlier error.
+        """
+        for index, stmt in enumerate(statements):
+            state.index = index
+            for name, column in stmt.labels:
+                try:
+                    state.define(name, state.section.location, "label", stmt.line, column)
+                except AssemblyError as exc:
+                    state.record(exc)
+            if not stmt.kind:
+                if layout is None:
+                    state.after.append((state.section.name, state.section.location))
+                continue
+            start = (state.section, state.section.location)
+            failed = layout is not None and index in layout.failed
+            if not failed:
+                try:
+                    self._statement(stmt, state, 0)
+                except AssemblyError as exc:
+                    state.record(exc)
+                    failed = True
+            if failed:
+                state.failed.add(index)
+                self._recover(stmt, state, start, layout)
+            if layout is None:
+                state.after.append((state.section.name, state.section.location))
         return state
+
+    def _recover(self, stmt: Statement, state: _Pass, start: tuple, layout: _Pass | None) -> None:
+        """Put the location counter where the failed ``stmt`` should have left it."""
+        if layout is not None:
+            name, location = layout.after[state.index]
+            state.switch(name, stmt.line).location = location
+        elif stmt.kind == "instruction" and (state.section, state.section.location) == start:
+            try:
+                state.put(self.arch.word_bytes, None, stmt.line, stmt.column)
+            except AssemblyError:
+                pass  # no room for it either; that error is already reported
 
     def _resolve(self, layout: _Pass) -> dict[str, int | None]:
         """Values for the final pass: layout symbols plus assignments that referred forward.
 
         Every value is evaluated (none is ``None``); the type is the one the passes'
-        symbol lookup (a ``ChainMap`` over ``_Pass.values``) needs.
+        symbol lookup (a ``ChainMap`` over ``_Pass.values``) needs.  Each deferred
+        assignment is evaluated as from its own statement, so its local label
+        references (``1f``) mean what they mean there.
         """
         table: dict[str, int | None] = {k: v for k, v in layout.values.items() if v is not None}
+        symbols = _Symbols(ChainMap(table), layout)
         pending = list(layout.deferred)
         progress = True
         while pending and progress:
             progress = False
             for item in list(pending):
-                name, expr, location = item
+                name, expr, location, index = item
+                layout.index = index
                 try:
-                    table[name] = evaluate(expr, table, location)
+                    table[name] = evaluate(expr, symbols, location)
                 except ExpressionError:
                     continue
                 pending.remove(item)
@@ -230,8 +373,8 @@ class Assembler(BuiltinDirectives):
 
     # -- statements ------------------------------------------------------------------
     def _statement(self, stmt: Statement, state: _Pass, depth: int) -> None:
-        for name, column in stmt.labels:
-            state.define(name, state.section.location, "label", stmt.line, column)
+        """Assemble one statement's assignment, directive or instruction (labels are
+        defined by the caller)."""
         if not stmt.kind:
             return
         ctx = self.context = Context(self, state, stmt)
@@ -282,24 +425,40 @@ class Assembler(BuiltinDirectives):
         if not ctx.final:
             ctx.fill(self.arch.word_bytes, 0, name_offset)
             return
-        best: tuple[tuple[int, int], AssemblyError] | None = None
+        attempts = []
         for cand in candidates:
-            word, score, error = self._try_form(cand, ctx, name_offset)
-            if error is None:
-                ctx.emit(self.encoder.to_bytes(word), name_offset)
+            attempt = self._try_form(cand, ctx, name_offset)
+            if attempt.error is None:
+                ctx.emit(self.encoder.to_bytes(attempt.word), name_offset)
                 return
-            if best is None or score > best[0]:
-                best = (score, error)
-        assert best is not None  # candidates is not empty and every one failed
-        score, error = best
-        if score[0] == 0 and len(candidates) > 1:  # no form had the right shape: list them all
-            shapes = " or ".join(repr(c.form.shape) for c in candidates[:4])
-            error = ctx.error(f"expected {shapes}", score[1])
-        raise error
+            attempts.append(attempt)
+        raise self._form_error(stmt, ctx, candidates, attempts)
 
-    def _try_form(self, cand: Candidate, ctx: Context, name_offset: int
-                  ) -> tuple[int, tuple[int, int], AssemblyError | None]:
-        """Encode the line as ``cand``: ``(word, score, error)``; higher scores got further.
+    def _form_error(self, stmt: Statement, ctx: Context, candidates: list[Candidate],
+                    attempts: list[_Attempt]) -> AssemblyError:
+        """The error for a line no form fits (see the module docstring)."""
+        best = max(attempts, key=lambda a: a.score)  # the first of the furthest, table order
+        error = best.error
+        assert error is not None  # only failed attempts are passed
+        cascade = next((a.error for a in attempts if getattr(a.error, "cascade", False)), None)
+        if cascade is not None:  # a use of a symbol whose definition failed: not a new error
+            return cascade
+        shapes = list(dict.fromkeys(c.form.shape for c in candidates))
+        if len(shapes) == 1 or best.score[0] >= 2:
+            return error
+        listing = f"{stmt.name} expects one of: {' | '.join(shapes)}"
+        literals = set().union(*(c.form.literals for c in candidates))
+        if best.score[0] == 0:
+            return ctx.error(listing, best.score[1])
+        if best.operand.strip().lower() in literals:  # "i" of "ld i, nnn" is no register
+            return AssemblyError(listing, file=error.file, line=error.line, column=error.column)
+        if sum(a.score[0] > 0 for a in attempts) < 2:  # one form has the shape: it is meant
+            return error
+        return AssemblyError(f"{error.message} ({listing})", file=error.file, line=error.line,
+                             column=error.column)
+
+    def _try_form(self, cand: Candidate, ctx: Context, name_offset: int) -> _Attempt:
+        """Encode the line as ``cand``; the attempt's score says how far it got.
 
         The operand text is matched against the form's syntax variants in order (with
         its optional operand, then without); operands not written in the text (the
@@ -315,15 +474,16 @@ class Assembler(BuiltinDirectives):
         else:
             message = (f"{enc.mnemonic} takes no operands" if not cand.form.variants[0].slots
                        else f"expected {cand.form.shape!r}")
-            return 0, (0, far), ctx.error(message, far)
+            return _Attempt(0, (0, far), ctx.error(message, far))
         values = dict(cand.fixed)
         where = dict.fromkeys(values, name_offset + cand.suffix_at)  # name -> error offset
-        for k, (name, (start, end)) in enumerate(zip(variant.slots, spans)):
+        for name, (start, end) in zip(variant.slots, spans):
+            text = ctx.args[start:end]
             try:
-                values[name] = self.parse_operand(self._fields[name], ctx.args[start:end], ctx,
-                                                  start)
-            except AssemblyError as exc:
-                return 0, (1, k), exc
+                values[name] = self.parse_operand(self._fields[name], text, ctx, start)
+            except AssemblyError as exc:  # a value the operand's own reader found too big
+                level = 2 if isinstance(exc, EncodeError) else 1  # is a value problem
+                return _Attempt(0, (level, start), exc, text)
             where[name] = start
         if variant.omitted is not None:
             default = self._fields[variant.omitted].default
@@ -331,7 +491,7 @@ class Assembler(BuiltinDirectives):
             values[variant.omitted] = default
             where[variant.omitted] = len(ctx.args)
         fields = [self._fields[name] for name in where]
-        for k, field in enumerate(fields):
+        for field in fields:
             try:
                 field.insert(0, values[field.name])
             except EncodeError as exc:
@@ -339,23 +499,32 @@ class Assembler(BuiltinDirectives):
                 if field.kind == "pcrel":
                     target = (ctx.location + values[field.name]) % self._space
                     message += f" (target {target:#x})"
-                return 0, (2, k), ctx.error(message, where[field.name], cls=EncodeError)
+                return _Attempt(0, (2, where[field.name]),
+                                ctx.error(message, where[field.name], cls=EncodeError))
         try:
             word = self.encoder.encode(enc, values)
         except EncodeError as exc:
-            return 0, (3, 0), ctx.error(exc.message, 0, cls=EncodeError)
+            return _Attempt(0, (3, 0), ctx.error(exc.message, 0, cls=EncodeError))
         ins = self.decoder.decode(word, ctx.location)
         if ins.encoding == enc:  # another (alias) form may claim the word; that is fine
             for k, field in enumerate(fields):
                 if ins.operands[field.name] != values[field.name]:
-                    return 0, (3, k), ctx.error(
+                    return _Attempt(0, (3, k), ctx.error(
                         f"{enc.mnemonic}: {field.name}={_num(values[field.name])} does not "
                         "survive encoding with the other operands (fields share bits)",
-                        where[field.name], cls=EncodeError)
-        return word, (4, 0), None
+                        where[field.name], cls=EncodeError))
+        return _Attempt(word, (4, 0), None)
 
 
 def assemble(arch: Architecture, text: str, *, file: str = "<input>", base: int = 0) -> Program:
     """Assemble ``text`` with ``arch.assembler`` (a subclass) if set, else :class:`Assembler`."""
     cls = arch.assembler or Assembler
     return cls(arch).assemble(text, file=file, base=base)
+
+
+def _in_source_order(errors: list[AssemblyError]) -> list[AssemblyError]:
+    """``errors`` sorted by line and column, each reported once (passes repeat some)."""
+    seen: dict[tuple, AssemblyError] = {}
+    for err in errors:
+        seen.setdefault((type(err), err.line, err.column, err.message), err)
+    return sorted(seen.values(), key=lambda e: (e.line, e.column))

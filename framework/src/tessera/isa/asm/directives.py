@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tessera.errors import AssemblyError
 from tessera.isa.asm.layout import Context
 from tessera.isa.asm.syntax import _NAME, _SECTION_NAME, _num, _short
 from tessera.isa.expr import ExpressionError, evaluate
@@ -43,15 +44,19 @@ class BuiltinDirectives:
         if not _NAME.fullmatch(name):
             raise ctx.error(f"{_short(name)} is not a valid symbol name", name_offset)
         state = ctx._state
-        if state.final:
-            value = ctx.value(expr, offset)
-        else:
-            try:
-                value = evaluate(expr, state.lookup, state.section.location)
-            except ExpressionError:  # may refer forward; the final pass reports real errors
-                value = None
-                state.deferred.append((name, expr, state.section.location))
-        ctx.define(name, value, kind=kind, offset=name_offset)
+        try:
+            if state.final:
+                value = ctx.value(expr, offset)
+            else:
+                try:
+                    value = evaluate(expr, state.lookup, state.section.location)
+                except ExpressionError:  # may refer forward; the final pass reports real errors
+                    value = None
+                    state.deferred.append((name, expr, state.section.location, state.index))
+            ctx.define(name, value, kind=kind, offset=name_offset)
+        except AssemblyError:
+            state.poisoned.add(name)  # later uses of it are not new errors
+            raise
 
     # -- built-in directives -----------------------------------------------------------
     def _args(self, ctx: Context, low: int, high: int, usage: str) -> list[tuple[int, str]]:
@@ -115,6 +120,9 @@ class BuiltinDirectives:
         ctx.org(ctx.value(text, offset, layout=True), offset)
 
     def _d_equ(self, ctx: Context) -> None:
+        items = ctx.split()
+        if len(items) != 2 and items and _NAME.fullmatch(items[0][1]):
+            ctx._state.poisoned.add(items[0][1])  # a failed definition: uses are no new errors
         (name_offset, name), (offset, expr) = self._args(ctx, 2, 2, "name, value")
         self._assign(ctx, name, name_offset, expr, offset, "equ" if ctx.name == ".equ" else "set")
 
@@ -156,7 +164,7 @@ _BUILTINS = {
     **dict.fromkeys((".space", ".zero"), "_d_space"),
     **dict.fromkeys((".align", ".p2align"), "_d_align"),
     **dict.fromkeys((".equ", ".set"), "_d_equ"),
-    **dict.fromkeys((".global", ".globl"), "_d_global"),
+    **dict.fromkeys((".global", ".globl", ".weak"), "_d_global"),  # no linker: weak = global
     **dict.fromkeys((".text", ".data", ".section"), "_d_section"),
     ".org": "_d_org",
     ".entry": "_d_entry",

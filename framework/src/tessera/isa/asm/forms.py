@@ -17,7 +17,9 @@ a form; this module derives everything the assembler needs to read it back:
   is not accepted as a suffix (``ld.2``): suffixes are names, so a typo never turns
   into a silently different operand size.
 * **Shapes.**  The one-line ``"ld[.sz] rd, imm(rs1)[, mask]"`` summary used in
-  "expected ..." errors.
+  "expected ..." errors, and the literal words of the syntax (``i`` in
+  ``"i, {nnn}"``), so an operand that is a literal of another form of the same
+  mnemonic is not reported as an unknown register.
 
 Kept apart from :mod:`~tessera.isa.asm.assembler` so that module stays about passes
 and operand values; everything here is derived once per architecture from the table.
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import attrs
 
-from tessera.isa.asm.syntax import _SLOT, _compile_template
+from tessera.isa.asm.syntax import _LITERAL_WORD, _SLOT, _compile_template
 from tessera.isa.description import Architecture, Encoding, Field, omit_optional
 
 __all__ = ["Candidate", "Form", "FormTable", "UnknownSuffix", "omit_optional"]
@@ -52,11 +54,13 @@ def _variant(syntax: str, omitted: str | None = None) -> Variant:
 
 @attrs.frozen
 class Form:
-    """An encoding with its syntax variants (the full one first) and its shape."""
+    """An encoding with its syntax variants (the full one first), its shape and the
+    literal words of its syntax (lower-cased)."""
 
     encoding: Encoding
     variants: tuple[Variant, ...]
     shape: str
+    literals: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, enc: Encoding) -> Form:
@@ -70,7 +74,8 @@ class Form:
             variants = (_variant(enc.syntax), _variant(before + after, optional))
             shown = f"{before}[{part}]{after}"
         operands = _SLOT.sub(r"\1", shown)
-        return cls(enc, variants, f"{mnemonic} {operands}".rstrip())
+        words = frozenset(w.lower() for w in _LITERAL_WORD.findall(_SLOT.sub(" ", enc.syntax)))
+        return cls(enc, variants, f"{mnemonic} {operands}".rstrip(), words)
 
 
 @attrs.frozen

@@ -9,6 +9,17 @@ of floating sections (placed after the previous one, :data:`SECTION_ALIGN`-align
 stop moving.  The final pass emits bytes and :meth:`_Pass.program` merges them
 into a :class:`~tessera.isa.asm.program.Program`.
 
+A pass also keeps what error recovery needs: the errors of the statements that
+failed, where each statement left the location counter (so the final pass can put
+it back where the layout had it after a failed statement, and later labels do not
+move), and the names whose definition failed (an undefined-symbol error about one
+of them is a consequence, not a new mistake, and is not reported again).
+
+Numeric local labels (``1:``) are renamed by the assembler to one internal name per
+definition (``"1:0"``, ``"1:1"`` …, which no source text can spell); :class:`_Symbols`
+resolves a reference (``1b``/``1f``) to one of them from the statement being
+processed.  Internal names are left out of the program's symbol table.
+
 :class:`Context` is the narrow, documented view of one statement in one pass that
 directive handlers and plugin hooks work through, so they never touch the pass
 state directly.  It lives here because it is a thin facade over :class:`_Pass`.
@@ -16,15 +27,22 @@ state directly.  It lives here because it is a thin facade over :class:`_Pass`.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import ChainMap
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from tessera.errors import AssemblyError
 from tessera.isa.asm.program import MAX_OUTPUT, Program
 from tessera.isa.asm.syntax import Statement, _num, _short, _skip_space, split_operands
-from tessera.isa.expr import ExpressionError, UndefinedSymbol, evaluate, read_string
+from tessera.isa.expr import (
+    ExpressionError,
+    UndefinedSymbol,
+    evaluate,
+    local_reference,
+    read_string,
+)
 
 if TYPE_CHECKING:
     from tessera.isa.asm.assembler import Assembler
@@ -60,14 +78,38 @@ class _Pass:
         self.known = known              # the previous pass's values, for forward references
         self.values: dict[str, int | None] = {}
         self.kinds: dict[str, tuple[str, int]] = {}
-        self.lookup = ChainMap(self.values, known)
-        self.deferred: list[tuple[str, str, int]] = []
+        self.lookup: Mapping[str, int | None] = _Symbols(ChainMap(self.values, known), self)
+        self.deferred: list[tuple[str, str, int, int]] = []  # name, expr, location, index
         self.sections: dict[str, _Section] = {}
         self.chunks: list[tuple[int, bytes, int, int]] = []
         self.total = 0
         self.entry: tuple[int, int] | None = None
         self.globals: set[str] = set()
         self.section = self.switch(".text", 1)
+        #: Index of the statement being processed (for local label references).
+        self.index = 0
+        #: Errors of this pass's statements, in the order met.
+        self.errors: list[AssemblyError] = []
+        #: Errors that only follow from a failed definition (``cascade`` set): not reported.
+        self.cascades: list[AssemblyError] = []
+        #: Indices of the statements that failed in this pass.
+        self.failed: set[int] = set()
+        #: ``(section, location)`` after each statement (kept by layout passes).
+        self.after: list[tuple[str, int]] = []
+        #: Names whose definition failed (uses of them are not reported again).
+        self.poisoned: set[str] = set(asm._poisoned)
+
+    def record(self, error: AssemblyError) -> None:
+        """Keep ``error`` of the statement being processed."""
+        (self.cascades if getattr(error, "cascade", False) else self.errors).append(error)
+
+    def local_name(self, label: str, direction: str) -> str | None:
+        """The internal name ``label`` + ``direction`` means here, or ``None`` if none."""
+        places = self.asm._local_labels.get(label, ())
+        k = bisect_right(places, self.index)  # definitions up to this statement
+        if direction == "b":
+            k -= 1
+        return local_name(label, k) if 0 <= k < len(places) else None
 
     def switch(self, name: str, line: int) -> _Section:
         sec = self.sections.get(name)
@@ -97,8 +139,8 @@ class _Pass:
         elif name in self.kinds and not (kind == "set" == self.kinds[name][0]):
             err = f"{name!r} is already defined on line {self.kinds[name][1]}"
         elif self.final and kind == "label" and self.known.get(name) != value:
-            err = (f"label {name!r} moved between passes; a pseudo-instruction or directive "
-                   "produced a different number of bytes the second time")
+            err = (f"label {shown(name)!r} moved between passes; a pseudo-instruction or "
+                   "directive produced a different number of bytes the second time")
         if err:
             raise AssemblyError(err, file=self.asm.file, line=line, column=column)
         self.kinds[name] = (kind, line)
@@ -113,10 +155,10 @@ class _Pass:
                 f"output at {sec.location:#x} runs past the end of the "
                 f"{self.asm.arch.address_bits}-bit address space",
                 file=self.asm.file, line=line, column=column)
-        self.total += size
-        if self.total > MAX_OUTPUT:
+        if self.total + size > MAX_OUTPUT:  # not counted: later statements are judged alone
             raise AssemblyError(f"program output exceeds {MAX_OUTPUT >> 20} MiB",
                                 file=self.asm.file, line=line, column=column)
+        self.total += size
         if self.final and size:
             self.chunks.append((sec.location, data if data is not None else bytes(size),
                                 line, column))
@@ -139,9 +181,51 @@ class _Pass:
                 segments[-1][1] += data
             else:
                 segments.append([addr, bytearray(data)])
-        symbols = {k: v for k, v in self.values.items() if v is not None}
+        symbols = {k: v for k, v in self.values.items() if v is not None and not is_local(k)}
         entry = self.entry[0] if self.entry else symbols.get("_start")
         return Program(tuple((a, bytes(d)) for a, d in segments), symbols, entry)
+
+
+class _Symbols(Mapping[str, "int | None"]):
+    """The symbols an expression of the current statement sees.
+
+    Named symbols come from the pass (then from the previous pass, for forward
+    references); a local label reference ``1b``/``1f`` is resolved to the internal
+    name of the definition it means for the statement being processed.
+    """
+
+    def __init__(self, chain: ChainMap, state: _Pass) -> None:
+        self._chain, self._state = chain, state
+
+    def __getitem__(self, key: str) -> int | None:
+        ref = local_reference(key)
+        if ref is not None:
+            name = self._state.local_name(*ref)
+            if name is None:
+                raise KeyError(key)
+            key = name
+        return self._chain[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._chain if not is_local(k))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def local_name(label: str, index: int) -> str:
+    """The internal name of the ``index``-th definition of numeric label ``label``."""
+    return f"{label}:{index}"
+
+
+def is_local(name: str) -> bool:
+    """Whether ``name`` is the internal name of a numeric local label."""
+    return ":" in name
+
+
+def shown(name: str) -> str:
+    """A symbol name as the user wrote it (a local label's digits)."""
+    return name.partition(":")[0]
 
 
 def _align(value: int, alignment: int) -> int:
@@ -208,13 +292,21 @@ class Context:
         try:
             return evaluate(text, state.lookup, state.section.location)
         except UndefinedSymbol as exc:
-            if layout and not state.final:
-                raise self.error(f"undefined symbol {exc.name!r} (a value that decides the "
-                                 "layout must be defined before it is used)",
-                                 offset + exc.offset) from None
-            if not state.final:
+            if not state.final and not layout:
                 return 0
-            raise exc.at(self.file, self.line, self.column + offset) from None
+            ref = local_reference(exc.name)
+            if ref is not None and state.local_name(*ref) is None:
+                message = (f"local label reference {exc.name!r}: no label {ref[0]}: "
+                           + ("at or before this line" if ref[1] == "b" else "after this line"))
+            elif layout and not state.final:
+                message = (f"undefined symbol {exc.name!r} (a value that decides the layout "
+                           "must be defined before it is used)")
+            else:
+                message = exc.message
+            err = self.error(message, offset + exc.offset)
+            if exc.name in state.poisoned:  # its definition failed and was reported
+                err.cascade = True  # type: ignore[attr-defined]
+            raise err from None
         except ExpressionError as exc:
             raise exc.at(self.file, self.line, self.column + offset) from None
 

@@ -6,7 +6,8 @@ encodings, so it can be read and tested on its own:
 * :class:`Statement`, the parsed form of one source line, and the patterns that
   recognise labels, assignments and names;
 * cutting operand text at top-level commas (:func:`split_operands`), skipping
-  whitespace and quoted literals;
+  whitespace and quoted literals; blanking ``/* ... */`` comments
+  (:func:`blank_block_comments`);
 * compiling an encoding's syntax template (``"{rd}, {imm}({rs1})"``) and matching
   operand text against it, reporting how far the match got so the assembler can
   pick the most helpful error among several forms;
@@ -26,13 +27,16 @@ __all__ = ["Statement", "split_operands"]
 _SPACE = " \t\r\f\v"
 _IDENT = r"[A-Za-z_.$][A-Za-z0-9_.$]*"
 _S = r"[ \t\r\f\v]*"
-_LABEL = re.compile(rf"{_S}({_IDENT}){_S}:")
+#: A label: a symbol name, or digits for a GNU numeric local label (``1:``, used as ``1b``/``1f``).
+_LABEL = re.compile(rf"{_S}({_IDENT}|[0-9]+){_S}:")
 _ASSIGN = re.compile(rf"{_S}({_IDENT}){_S}=(?!=)")
 _WORD = re.compile(rf"{_S}({_IDENT})")
 _NAME = re.compile(_IDENT)
 _SECTION_NAME = re.compile(r"[A-Za-z0-9_.$]+")
 _CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)|[^\\'])'")
 _SLOT = re.compile(r"\{(\w+)\??\}")  # {name}, or {name?} for an optional last operand
+#: A literal word in a syntax template (``i`` in ``"i, {nnn}"``, ``dt`` in ``"dt, {x}"``).
+_LITERAL_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @attrs.frozen
@@ -69,6 +73,47 @@ def _skip_quoted(text: str, i: int) -> int:
     while i < len(text) and text[i] != '"':
         i += 2 if text[i] == "\\" else 1
     return min(i + 1, len(text))
+
+
+def blank_block_comments(text: str, comment_chars: str) -> tuple[str, tuple[int, int] | None]:
+    """``text`` with every ``/* ... */`` comment replaced by blanks, as GNU as reads them.
+
+    Newlines inside a comment are kept and every other character becomes a space, so
+    lines and columns of the rest are unchanged.  A ``/*`` inside a string or after a
+    line comment (``comment_chars`` or ``//``) is text, not a comment.  The second
+    value is the 1-based ``(line, column)`` of a ``/*`` that is never closed (the rest
+    of the text is then comment), else ``None``.
+    """
+    if "/*" not in text:
+        return text, None
+    lines = text.split("\n")
+    opened: tuple[int, int] | None = None
+    for n, line in enumerate(lines):
+        if opened is None and "/*" not in line:
+            continue
+        chars, i = list(line), 0
+        while i < len(line):
+            if opened is not None:  # inside a comment that began earlier
+                end = line.find("*/", i)
+                stop = len(line) if end < 0 else end + 2
+                chars[i:stop] = " " * (stop - i)
+                i = stop
+                if end >= 0:
+                    opened = None
+                continue
+            c = line[i]
+            if c in comment_chars or line.startswith("//", i):
+                break
+            if c in "\"'":
+                i = _skip_quoted(line, i)
+            elif line.startswith("/*", i):
+                opened = (n + 1, i + 1)
+                chars[i:i + 2] = "  "
+                i += 2
+            else:
+                i += 1
+        lines[n] = "".join(chars)
+    return "\n".join(lines), opened
 
 
 def split_operands(text: str) -> list[tuple[int, str]]:
@@ -119,8 +164,12 @@ def _compile_template(syntax: str) -> tuple[tuple[str, str], ...]:
     ``{name?}`` compiles like ``{name}``: leaving an optional operand out is a second
     template (:mod:`tessera.isa.asm.forms`), not a case of this one.
 
-    Literal text matches with optional whitespace before each character; whitespace
-    alone between two slots is a required separator.
+    Everything outside braces is literal text.  It matches case-insensitively, with
+    optional whitespace before each punctuation character; a literal *word* (``i`` in
+    ``"i, {nnn}"``) must be written whole, and where the template has whitespace
+    between a word and a neighbouring word or slot (``"dt {x}"``) the text needs some
+    too (kept as one ``" "`` in the compiled literal).  Whitespace alone between two
+    slots is a required separator.
     """
     pieces = _SLOT.split(syntax)
     parts = []
@@ -128,10 +177,32 @@ def _compile_template(syntax: str) -> tuple[tuple[str, str], ...]:
         if i % 2:
             parts.append(("slot", piece))
         elif piece.strip(_SPACE):
-            parts.append(("lit", "".join(c for c in piece if c not in _SPACE)))
+            parts.append(("lit", _literal(piece, slot_before=i > 0,
+                                          slot_after=i < len(pieces) - 1)))
         elif piece and 0 < i < len(pieces) - 1:
             parts.append(("sep", ""))
     return tuple(parts)
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _literal(piece: str, *, slot_before: bool, slot_after: bool) -> str:
+    """Literal text without whitespace, except one ``" "`` where a word needs a gap."""
+    out = ""
+    gap = slot_before and piece[0] in _SPACE  # whitespace after the previous slot
+    for c in piece:
+        if c in _SPACE:
+            gap = True
+            continue
+        if gap and _is_word(c) and (out == "" or _is_word(out[-1])):
+            out += " "
+        out += c
+        gap = False
+    if gap and slot_after and _is_word(out[-1]):
+        out += " "
+    return out
 
 
 def _match_template(parts: tuple[tuple[str, str], ...],
@@ -152,8 +223,10 @@ def _match_template(parts: tuple[tuple[str, str], ...],
         if nxt[0] == "sep":
             return j < n and text[j] in _SPACE
         if nxt[0] == "lit":
+            if nxt[1][0] == " ":
+                return j < n and text[j] in _SPACE
             k = _skip_space(text, j)
-            return k < n and text[k] == nxt[1][0]
+            return k < n and (text[k] == nxt[1][0] or text[k].lower() == nxt[1][0].lower())
         return True
 
     def ends(i: int, nxt: tuple[str, str] | None) -> Iterator[int]:
@@ -187,15 +260,25 @@ def _match_template(parts: tuple[tuple[str, str], ...],
             furthest = max(furthest, j)
             result = [] if j == n else None
         elif parts[k][0] == "lit":
-            j = i
+            j, prev = i, ""
             for c in parts[k][1]:
-                j = _skip_space(text, j)
+                if c == " ":  # a required gap next to a literal word
+                    if _skip_space(text, j) == j:
+                        break
+                    j = _skip_space(text, j)
+                    prev = c
+                    continue
+                if not (prev and _is_word(c) and _is_word(prev)):  # no blanks inside a word
+                    j = _skip_space(text, j)
                 furthest = max(furthest, j)
-                if j >= n or text[j] != c:
+                if j >= n or (text[j] != c and text[j].lower() != c.lower()):
                     break
                 j += 1
+                prev = c
             else:
-                result = step(k + 1, j)
+                glued = k + 1 < len(parts) and parts[k + 1][0] == "slot"  # "v{n}"
+                if glued or not (_is_word(prev) and j < n and _is_word(text[j])):
+                    result = step(k + 1, j)  # else a literal word began a longer one ("ix")
         elif parts[k][0] == "sep":
             j = _skip_space(text, i)
             result = step(k + 1, j) if j > i else None
