@@ -21,6 +21,11 @@ cache when that context changed and is a no-op otherwise, so callers may call it
 after anything that might change translation (exception entry, RTI, REX, PTBR or
 ASID writes, TLBRW).  The cache indexes entries by *physical* page, so a store to
 code invalidates them whatever virtual address they were decoded at.
+
+With the test-bench memory (``memory=testbench``) every physical address is folded
+onto the bench memory's home copy (:func:`tessera_phoenix.testbench.fold`) right
+after translation, so all aliases of a byte are one physical address to the decode
+caches and to self-modifying-code checks.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from tessera.errors import MemoryFault
 from tessera.memory.space import DecodeCache
 from tessera_phoenix import causes
 from tessera_phoenix.mmu.unit import translates
+from tessera_phoenix.testbench import HOME, SIZE, fold
 
 MASK32 = 0xFFFF_FFFF
 READ, WRITE, EXEC = "r", "w", "x"
@@ -90,6 +96,8 @@ class ThreadView:
         self.limit = phys.limit
         self.thread: Any = None
         self._current_agent: Any = None
+        #: the test bench folds every physical address onto its one memory (:func:`fold`)
+        self.bench = shared.config.memory == "testbench"
         self._ctx: tuple[int, ...] = self._context()
 
     @property
@@ -119,12 +127,13 @@ class ThreadView:
         else:
             pa = mmu.translate(thread, va, access)
         self._check_pma(pa, access, va)
-        return pa
+        return fold(pa) if self.bench else pa
 
     def translate_quiet(self, va: int) -> int:
         """Where a fetch of ``va`` goes, without side effects or traps (``va`` if unknown)."""
         mmu = self.shared.mmu
-        return va if mmu is None or self.thread is None else mmu.peek(self.thread, va & MASK32)
+        pa = va if mmu is None or self.thread is None else mmu.peek(self.thread, va & MASK32)
+        return fold(pa) if self.bench else pa
 
     peek = translate_quiet
 
@@ -137,11 +146,15 @@ class ThreadView:
         try:
             if mmu is None or not translates(thread, EXEC):
                 self._check_pma(va, EXEC, va)
+                if self.bench:
+                    return self._bench_fetch(va, size)
                 return self._phys_fetch(va, size, va)
             off = va & (PAGE - 1)
             if off + size <= PAGE:
                 pa = mmu.translate(thread, va, EXEC)
                 self._check_pma(pa, EXEC, va)
+                if self.bench:
+                    pa = fold(pa)  # a page never crosses the end of the bench memory
                 word, region = self._phys_fetch(pa, size, va)
                 return word, Placed(region, va + min(region.end - pa, PAGE - off), pa)
             # the instruction straddles two pages: both halves translate on their own
@@ -151,11 +164,24 @@ class ThreadView:
             self._check_pma(pa, EXEC, va)
             pa2 = mmu.translate(thread, va2, EXEC)
             self._check_pma(pa2, EXEC, va2)
+            if self.bench:
+                pa, pa2 = fold(pa), fold(pa2)
             low, _ = self._phys_fetch(pa, first, va)
             high, _ = self._phys_fetch(pa2, size - first, va2)
             return low | (high << (8 * first)), Placed(None, va, pa)
         except Trap as trap:
             raise FetchFault(trap) from None
+
+    def _bench_fetch(self, va: int, size: int) -> tuple[int, Any]:
+        """An untranslated fetch from the test-bench memory (wrapping at its end, as the bench does)."""
+        pa = fold(va)
+        first = HOME + SIZE - pa
+        if size <= first:
+            word, region = self._phys_fetch(pa, size, va)
+            return word, Placed(region, va + (region.end - pa), pa)
+        low, _ = self._phys_fetch(pa, first, va)
+        high, _ = self._phys_fetch(HOME, size - first, (va + first) & MASK32)
+        return low | (high << (8 * first)), Placed(None, va, pa)
 
     def _check_pma(self, pa: int, access: str, va: int) -> None:
         pma = self.shared.pma

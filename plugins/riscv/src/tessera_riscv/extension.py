@@ -15,7 +15,11 @@ A :class:`RiscvExtension` bundles
   to add agents and sync objects;
 * ``devices`` — ``(name, start, size, device)`` MMIO windows; ``device`` is a device object
   (copied for each machine) or a factory ``device(machine)``;
-* ``timing`` — extra timing classes for the rows (``{"acc": 2}``).
+* ``timing`` — extra timing classes for the rows (``{"acc": 2}``);
+* ``settings`` — the extension's own configuration keys, a
+  :class:`~tessera.settings.Settings` whose keys start with ``<name>.``; the core then
+  checks them like the base keys.  Without it, keys ``<name>.*`` pass through unchecked
+  for the extension's ``build`` to read.
 
 :func:`make_arch` composes extensions with the base table of one XLEN into an
 :class:`~tessera.isa.Architecture`; a row that can match the same word as another
@@ -33,9 +37,11 @@ import attrs
 
 from tessera.errors import ConfigError
 from tessera.isa import Architecture, Encoding, Field
+from tessera.settings import Settings
 from tessera_riscv import encoding, fields, traps
 from tessera_riscv.board import build, build_board
-from tessera_riscv.hart import dump
+from tessera_riscv.config import riscv_settings
+from tessera_riscv.hart import dump, dump_text
 
 EM_RISCV = 0xF3
 
@@ -50,10 +56,16 @@ class RiscvExtension:
     build: Callable[[Any], None] | None = None
     devices: tuple[tuple[str, int, int, Any], ...] = attrs.field(default=(), converter=tuple)
     timing: Mapping[str, int] = attrs.field(factory=dict)
+    settings: Settings | None = None
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
             raise ConfigError(f"extension name {self.name!r} must be alphanumeric (with _ -)")
+        if self.settings is not None:
+            for s in self.settings.all_settings():
+                if not s.name.startswith(f"{self.name}."):
+                    raise ConfigError(f"extension {self.name}: setting {s.name!r} must start with "
+                                      f"'{self.name}.'")
         for dev in self.devices:
             if len(dev) != 4:
                 raise ConfigError(f"extension {self.name}: a device is (name, start, size, device), "
@@ -170,9 +182,11 @@ def make_arch(name: str, xlen: int, extensions: Iterable[RiscvExtension] = (),
         take_trap=traps.take_trap,
         memory_trap=traps.memory_trap,
         dump=dump,
+        dump_text=dump_text,
         refine=encoding.refine,
         comment_chars="#",
         assembler=_assembler(),
+        settings=riscv_settings(xlen, exts),
         cli_flags={"trap-misaligned": ("misaligned", "trap",
                                        "misaligned loads and stores trap (mcause 4/6)"),
                    "no-syscalls": ("syscalls", False, "ecall traps (mcause 11) instead of being a "

@@ -23,9 +23,11 @@ interrupts (16 and up) from the highest number down.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tessera.control import Trap, WaitFor, Yield
+from tessera.dumptext import INDENT, extras, render
 from tessera.engine import RUNNABLE, CpuAgent
 from tessera.errors import ConfigError
 from tessera.sync import SyncObject
@@ -285,3 +287,15 @@ class RiscvHart(CpuAgent):
 def dump(hart: Any) -> dict[str, Any]:
     """``Architecture.dump``: the hart's CSRs (other agents of a board have none)."""
     return hart.dump() if isinstance(hart, RiscvHart) else {}
+
+
+def dump_text(section: str, name: str, state: Mapping[str, Any]) -> list[str] | None:
+    """``Architecture.dump_text``: the CSRs as XLEN-bit hex, named like the registers;
+    what an extension adds (the tile's state, say) by the core's generic rule."""
+    if section != "agent" or not isinstance(state.get("csrs"), Mapping) or "xlen" not in state:
+        return None
+    digits = state["xlen"] // 4
+    cells = [f"{csr:>8}={value:#0{digits + 2}x}" for csr, value in state["csrs"].items()]
+    lines = [f"xlen {state['xlen']}", "csrs"]
+    lines += [INDENT + "  ".join(cells[i:i + 4]) for i in range(0, len(cells), 4)]
+    return lines + render({k: v for k, v in extras(state).items() if k not in ("xlen", "csrs")})

@@ -13,6 +13,13 @@ def tessera_architectures():
 
 
 @tessera.hookimpl
+def tessera_cli_commands(cli):
+    from tessera_riscv.startfile import command
+
+    cli.add_command(command())
+
+
+@tessera.hookimpl
 def tessera_conformance_cases(arch):
     from tessera_riscv.conformance import cases
 
