@@ -112,8 +112,8 @@ def test_unknown_arch_lists_the_known_ones(tessera, exit7_elf):
 
 
 def test_directory_as_program(tessera, tmp_path):
-    line = assert_one_line_error(tessera("run", tmp_path), 2, "directory")
-    assert "usage error" in line
+    line = assert_one_line_error(tessera("run", tmp_path), 65, "is a directory")
+    assert "load error" in line  # docs/errors.md: LoadError, exit status 65
 
 
 def test_bad_load_value(tessera, exit7_elf):
@@ -154,7 +154,7 @@ def test_deadlock_names_both_cores(tessera, write):
 
 
 @pytest.mark.parametrize(("case", "code_"), [
-    ("missing", 65), ("truncated", 65), ("deadlock", 71), ("bad-load", 2), ("directory", 2),
+    ("missing", 65), ("truncated", 65), ("deadlock", 71), ("bad-load", 2), ("directory", 65),
     ("noise", 64),
 ])
 def test_bad_input_in_a_real_process(tessera_proc, write, tmp_path, case, code_):

@@ -24,6 +24,7 @@ EM_RISCV = 0xF3
 EM_TOY = 0x7A01
 
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_NOBITS = 0, 1, 2, 3, 8
+SHT_RISCV_ATTRIBUTES = 0x70000003
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 SHN_ABS = 0xFFF1
 STB_LOCAL, STB_GLOBAL = 0, 1
@@ -94,19 +95,21 @@ def build_elf(
     symbols: Mapping[str, int] | Iterable[Symbol] | None = None,
     sections: bool = True,
     e_type: int = ET_EXEC,
+    attributes: bytes | None = None,
 ) -> bytes:
     """An ELF executable.
 
     ``segments``: :class:`Segment` objects or ``(vaddr, data[, memsz])`` tuples.
     ``symbols``: ``{name: value}`` (global functions) or :class:`Symbol` objects;
     a symbol table implies section headers.  ``sections=False`` (and no symbols)
-    writes no section headers at all (``e_shnum = 0``).
+    writes no section headers at all (``e_shnum = 0``).  ``attributes`` is the raw
+    content of a ``.riscv.attributes`` section (:func:`riscv_attributes` builds one).
     """
     if bits not in (32, 64) or endian not in ("little", "big"):
         raise ValueError("bits must be 32 or 64, endian 'little' or 'big'")
     segs = [_as_segment(s) for s in segments]
     syms = _as_symbols(symbols)
-    with_sections = sections or bool(syms)
+    with_sections = sections or bool(syms) or attributes is not None
     e = "<" if endian == "little" else ">"
     w = "I" if bits == 32 else "Q"
     ehsize, phentsize, shentsize = (52, 32, 40) if bits == 32 else (64, 56, 64)
@@ -143,6 +146,10 @@ def build_elf(
                 shdrs.append((shstr.add(".bss"), SHT_NOBITS, SHF_ALLOC | SHF_WRITE,
                               seg.vaddr + len(seg.data), off + len(seg.data),
                               memsz - len(seg.data), 0, 0, align, 0))
+        if attributes is not None:
+            shdrs.append((shstr.add(".riscv.attributes"), SHT_RISCV_ATTRIBUTES, 0, 0, base + len(body),
+                          len(attributes), 0, 0, 1, 0))
+            body += attributes
         if syms:
             strtab = _StrTab()
             symtab = bytearray(bytes(16 if bits == 32 else 24))  # index 0: the null symbol
@@ -211,6 +218,37 @@ def build_elf(
         else:
             sh += struct.pack(e + "IIQQQQIIQQ", *s)
     return bytes(header + phdrs + body + sh)
+
+
+def _uleb(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def riscv_attributes(arch: str | None, *, endian: str = "little", stack_align: int | None = 16,
+                     vendor: str = "riscv", extra: bytes = b"") -> bytes:
+    """A ``.riscv.attributes`` section as the psABI lays it out (what gcc/as/ld write).
+
+    ``'A'``, then one sub-section ``length vendor\0`` holding one ``Tag_file`` (1)
+    sub-sub-section: ``Tag_RISCV_stack_align`` (4, ULEB128) when given, ``extra`` (raw
+    attribute bytes), then ``Tag_RISCV_arch`` (5, NUL-terminated string) when given.
+    """
+    attrs = b""
+    if stack_align is not None:
+        attrs += _uleb(4) + _uleb(stack_align)
+    attrs += extra
+    if arch is not None:
+        attrs += _uleb(5) + arch.encode() + b"\x00"
+    order = "little" if endian == "little" else "big"
+    file_sub = bytes([1]) + (5 + len(attrs)).to_bytes(4, order) + attrs
+    name = vendor.encode() + b"\x00"
+    sub = (4 + len(name) + len(file_sub)).to_bytes(4, order) + name + file_sub
+    return b"A" + sub
 
 
 def words_le(words: Iterable[int], endian: str = "little") -> bytes:

@@ -7,6 +7,8 @@ from typing import Any
 from tessera.isa import Architecture, CacheSpec
 from tessera_phoenix import exceptions
 from tessera_phoenix.board import build
+from tessera_phoenix.config import settings
+from tessera_phoenix.dumptext import dump_text
 from tessera_phoenix.encoding import ENCODINGS, refine
 from tessera_phoenix.examples import EXAMPLES
 from tessera_phoenix.fields import FIELDS
@@ -36,6 +38,10 @@ PHOENIX = Architecture(
     timing=TIMING,
     capabilities={"multi-agent", "vectors", "traps", "mmu", "fp32"},
     reset_pc=RESET_IP,
+    # no official e_machine exists: only ELFs naming no machine (EM_NONE) load
+    # (docs/phoenix.md "Programs"); --any-elf-machine forces others
+    elf_machine=0,
+    elf_class=32,
     quantum=1,
     solo_quantum=1024,
     build=build,
@@ -43,6 +49,7 @@ PHOENIX = Architecture(
     take_trap=exceptions.take_trap,
     memory_trap=exceptions.memory_trap,
     dump=dump,
+    dump_text=dump_text,
     refine=refine,
     examples=EXAMPLES,
     assembler=_assembler(),
@@ -51,4 +58,5 @@ PHOENIX = Architecture(
     caches=(CacheSpec("L1I", 32 * 1024, 4, 32, latency=2, policy="4-way, 256 sets"),
             CacheSpec("L1D", 64 * 1024, 4, 32, latency=2, policy="4-way, write-back (HDL modified bit)")),
     cli_flags={"no-pma": ("pma", False, "disable PMA checks, same as --set pma=false")},
+    settings=settings(),
 )

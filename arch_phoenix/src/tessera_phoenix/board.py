@@ -4,16 +4,22 @@ Memory map: DRAM at 0 (``dram`` bytes, default 512 MiB), I/O 0xFF80_0000–0xFF9
 (the PMA register window at 0xFF9F_0000), scratchpad RAM 0xFFFC_0000–0xFFFC_FFFF and
 the boot ROM 0xFFFD_0000–0xFFFF_FFFF.  Threads t0..t(N-1) start at the reset address
 0xFFFD_0000; only those enabled in CR0 (reset: thread 0) run.
+
+With ``memory=testbench`` the map is instead the HDL test bench's: one 256 KiB
+memory repeated over the whole address space, no I/O and no PMA table
+(:mod:`tessera_phoenix.testbench`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tessera.errors import ConfigError
 from tessera_phoenix.config import PhoenixConfig
 from tessera_phoenix.interrupts import parse_schedule
 from tessera_phoenix.registers import RESET_IP
 from tessera_phoenix.shared import Shared, ThreadEnable
+from tessera_phoenix.testbench import build_memory
 from tessera_phoenix.thread import PhoenixThread
 from tessera_phoenix.view import ThreadView
 
@@ -26,10 +32,14 @@ ROM_BASE, ROM_SIZE = 0xFFFD_0000, 0x3_0000
 def build(machine: Any) -> None:
     cfg = PhoenixConfig.from_machine(machine.config)
     space = machine.space
-    space.add_ram("dram", 0, cfg.dram, perms="rwx")
-    space.add_ram("io", IO_BASE, PMA_WINDOW - IO_BASE, perms="rw")
-    space.add_ram("scratch", SCRATCH_BASE, SCRATCH_SIZE, perms="rwx")
-    space.add_rom("rom", ROM_BASE, ROM_SIZE)
+    if cfg.memory == "testbench":
+        _testbench_only(cfg, machine.config)
+        build_memory(space)
+    else:
+        space.add_ram("dram", 0, cfg.dram, perms="rwx")
+        space.add_ram("io", IO_BASE, PMA_WINDOW - IO_BASE, perms="rw")
+        space.add_ram("scratch", SCRATCH_BASE, SCRATCH_SIZE, perms="rwx")
+        space.add_rom("rom", ROM_BASE, ROM_SIZE)
     shared = Shared(cfg)
     shared.machine = machine
     shared.irq_schedule = parse_schedule(cfg.irq, cfg.threads)
@@ -44,6 +54,14 @@ def build(machine: Any) -> None:
                                lanes=cfg.lanes, pc=RESET_IP)
         view.thread = thread
         machine.add_agent(thread)
+
+
+def _testbench_only(cfg: PhoenixConfig, given: dict[str, Any]) -> None:
+    """Refuse settings the bench memory has no place for (rather than silently ignore them)."""
+    if "dram" in given:
+        raise ConfigError("memory=testbench has one 256 KiB memory and no DRAM: drop the dram setting")
+    if "pma" in given and cfg.pma:
+        raise ConfigError("memory=testbench has no PMA table: drop pma=true")
 
 
 def install_units(machine: Any, shared: Shared) -> None:

@@ -22,7 +22,17 @@ __all__ = ["MMU", "PMA", "PMAWindow", "install"]
 
 
 def install(machine: Any, shared: Any) -> None:
-    """Create the MMU and PMA table for one core and map the PMA registers."""
+    """Create the MMU and PMA table for one core and map the PMA registers.
+
+    The test-bench memory (``memory=testbench``) has no PMA table and no register
+    window, and page-table walks read it through its aliasing like every access.
+    """
+    if shared.config.memory == "testbench":
+        from tessera_phoenix.testbench import FoldedReads
+
+        shared.mmu = MMU(shared, FoldedReads(machine.space))
+        shared.pma = PMA(enabled=False)
+        return
     shared.mmu = MMU(shared, machine.space)
     shared.pma = PMA(enabled=bool(shared.config.pma))
     machine.space.add_mmio("pma", WINDOW_BASE, WINDOW_SIZE, PMAWindow(shared.pma, shared))

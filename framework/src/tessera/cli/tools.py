@@ -10,12 +10,13 @@ from tessera.cli.params import ADDRESS, parse_int
 from tessera.errors import ConfigError, LoadError
 from tessera.isa import Disassembler
 from tessera.loaders import detect_format, parse_words, read_file
+from tessera.loaders.elf import label_symbols
 from tessera.memory import DEFAULT_MEMORY_CAP
 from tessera.session import resolve_arch
 
 
 @click.command()
-@click.argument("source", type=click.Path(dir_okay=False))
+@click.argument("source", type=click.Path())  # a directory is a LoadError (65), not usage
 @click.option("--arch", "arch_name", required=True, help="Architecture.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the image here (default: print a listing).")
@@ -72,19 +73,14 @@ def _elf_code(data: bytes, path: str) -> tuple[list[tuple[int, bytes]], dict[int
             for seg in elf.iter_segments():
                 if seg["p_type"] == "PT_LOAD" and seg["p_flags"] & 0x1:
                     chunks.append((seg["p_vaddr"], seg.data()))
-        symbols: dict[int, str] = {}
-        symtab = elf.get_section_by_name(".symtab")
-        if symtab is not None and hasattr(symtab, "iter_symbols"):
-            for sym in symtab.iter_symbols():
-                if sym.name and sym["st_info"]["type"] in ("STT_FUNC", "STT_NOTYPE", "STT_OBJECT"):
-                    symbols.setdefault(sym["st_value"], sym.name)
+        symbols = label_symbols(elf)  # never mapping symbols ($x, $d, $xrv32i2p1_m2p0 ...)
     except Exception as exc:  # noqa: BLE001
         raise LoadError(f"{path} is a malformed ELF file: {str(exc).splitlines()[0] if str(exc) else exc}") from None
     return chunks, symbols
 
 
 @click.command()
-@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.argument("file", required=False, type=click.Path())  # a directory: LoadError (65)
 @click.option("--arch", "arch_name", default=None, help="Architecture (default: from the ELF header).")
 @click.option("--word", "words", multiple=True, metavar="HEX",
               help="Disassemble this instruction word (repeatable).")

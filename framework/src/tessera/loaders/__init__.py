@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tessera.errors import AssemblyError, LoadError
+from tessera.errors import AssemblyError, ConfigError, LoadError
 from tessera.loaders.common import LoadedProgram, place, read_file
 from tessera.loaders.elf import ELF_MAGIC, choose_architecture, elf_identity, load_elf
 from tessera.loaders.raw import load_raw, load_words, parse_words
@@ -59,17 +59,26 @@ def load_asm(machine: Any, path: str, data: bytes, *, load: int | None = None,
 
 
 def load_program(machine: Any, path: str, *, fmt: str = "auto", load: int | None = None,
-                 entry: int | None = None, auto_map: bool = False) -> LoadedProgram:
-    """Load ``path`` into ``machine`` in the given (or detected) format."""
+                 entry: int | None = None, auto_map: bool = False,
+                 any_elf_machine: bool = False) -> LoadedProgram:
+    """Load ``path`` into ``machine`` in the given (or detected) format.
+
+    ``any_elf_machine`` loads an ELF whatever machine its header names (see :func:`load_elf`).
+    """
     if fmt not in FORMATS:
         raise LoadError(f"unknown program format {fmt!r} (use one of {', '.join(FORMATS)})")
+    bits = machine.space.address_bits
+    for option, value in (("--entry", entry), ("--load", load)):
+        if value is not None and not 0 <= value < 1 << bits:
+            raise ConfigError(f"{option} {value:#x} lies outside the {bits}-bit address space")
     data = read_file(path, machine.budget.cap)
     if fmt == "auto":
         fmt = detect_format(path, data[:4])
     if fmt == "elf":
         if load is not None:
             raise LoadError("--load applies to raw images and word lists, not ELF files")
-        return load_elf(machine, path, data, entry=entry, auto_map=auto_map)
+        return load_elf(machine, path, data, entry=entry, auto_map=auto_map,
+                        any_machine=any_elf_machine)
     if fmt == "asm":
         return load_asm(machine, path, data, load=load, entry=entry, auto_map=auto_map)
     if fmt == "words":

@@ -1,9 +1,18 @@
 """ELF loader (pyelftools): loadable segments, entry point, symbols.
 
 The ELF's machine, class and byte order are checked against the architecture, or
-used to choose the architecture when the user gave none.  Every malformation —
+used to choose the architecture when the user gave none (:func:`choose_architecture`,
+which also reads a RISC-V ELF's build attributes to prefer the base architecture over
+an extension architecture the program does not need).  An architecture without an
+ELF machine runs no ELF files; ``any_machine`` (``tessera run --any-elf-machine``)
+waives the machine check, never the class or byte order.  Every malformation —
 wrong magic, truncated headers or segments, segments outside memory or over the
 memory cap — becomes a one-line :class:`~tessera.errors.LoadError`.
+
+Symbols: mapping symbols (``$x``, ``$d``, ``$xrv32i2p1_m2p0``, Arm's ``$a``/``$t``:
+any name starting with ``$``) mark where code and data start for disassemblers; they
+are not program labels, so neither ``machine.symbols`` nor disassembly labels contain
+them (:func:`is_mapping_symbol`).
 """
 
 from __future__ import annotations
@@ -13,8 +22,25 @@ from typing import Any
 
 from tessera.errors import ConfigError, LoadError
 from tessera.loaders.common import LoadedProgram, place, read_file
+from tessera.loaders.elfattrs import riscv_isa
 
 ELF_MAGIC = b"\x7fELF"
+EM_NONE = 0
+
+#: Names of the ELF machines a user is likely to meet, for messages.
+MACHINE_NAMES = {0: "none", 3: "x86", 8: "MIPS", 20: "PowerPC", 21: "PowerPC64", 40: "Arm",
+                 62: "x86-64", 183: "AArch64", 243: "RISC-V"}
+
+
+def describe_machine(number: int) -> str:
+    """``0xf3 (RISC-V)``: an ELF machine number, with its name when it is a common one."""
+    name = MACHINE_NAMES.get(number)
+    return f"{number:#x} ({name})" if name else f"{number:#x}"
+
+
+def is_mapping_symbol(name: str) -> bool:
+    """Is ``name`` a mapping symbol (``$x``, ``$d``, ``$x<isa>``, ``$a``, ``$t`` …)?"""
+    return name.startswith("$")
 
 
 def _open(data: bytes, path: str) -> Any:
@@ -57,29 +83,66 @@ def _machine_number(elf: Any) -> int:
 
 
 def choose_architecture(host: Any, data: bytes, path: str) -> Any:
-    """The installed architecture whose ELF machine/class/endianness match the file."""
+    """The installed architecture that runs the ELF ``data``: machine, class, byte order, ISA.
+
+    Among the architectures whose ELF machine, class and byte order match, an
+    *extension architecture* (``Architecture.elf_extensions``, e.g. ``tile`` with
+    ``{"xtile"}``) is chosen only when the ELF's build attributes name all its
+    extensions (``-march=rv64im_xtile1p0``); otherwise the base architectures (no
+    ``elf_extensions``) are the candidates.  More than one candidate left is a
+    :class:`ConfigError` asking for ``--arch``.  An ``EM_NONE`` ELF names no machine,
+    so it never chooses an architecture by itself.
+    """
     machine_no, bits, endian = elf_identity(data, path)
+    if machine_no == EM_NONE:
+        raise ConfigError(f"{path} is an ELF file for no particular machine (EM_NONE); "
+                          "pass --arch to say which architecture runs it")
     matches = [a for a, _ in host.architectures().values()
                if a.elf_machine == machine_no and (a.elf_class in (None, bits)) and a.endian == endian]
     if not matches:
-        raise LoadError(f"{path}: no installed architecture runs ELF machine {machine_no:#x} "
+        raise LoadError(f"{path}: no installed architecture runs ELF machine {describe_machine(machine_no)} "
                         f"({bits}-bit, {endian}-endian); install its plugin or pass --arch")
-    if len(matches) > 1:
+    named = elf_extensions(data) if any(a.elf_extensions for a in matches) else frozenset()
+    needed = [a for a in matches if a.elf_extensions and a.elf_extensions <= named]
+    if needed:
+        most = max(len(a.elf_extensions) for a in needed)
+        pool = [a for a in needed if len(a.elf_extensions) == most]
+    else:
+        pool = [a for a in matches if not a.elf_extensions]
+    if not pool:
         names = ", ".join(sorted(a.name for a in matches))
+        wanted = ", ".join(sorted({e for a in matches for e in a.elf_extensions}))
+        raise ConfigError(f"{path}: only extension architectures run this ELF ({names}) and its build "
+                          f"attributes do not name their extension ({wanted}); pass --arch to run it "
+                          "there anyway")
+    if len(pool) > 1:
+        names = ", ".join(sorted(a.name for a in pool))
         raise ConfigError(f"{path}: several architectures run this ELF ({names}); pass --arch")
-    return matches[0]
+    return pool[0]
+
+
+def elf_extensions(data: bytes) -> frozenset[str]:
+    """The ISA extensions a RISC-V ELF's ``Tag_RISCV_arch`` names (empty if it names none)."""
+    try:
+        elf = _open(data, "")
+    except LoadError:
+        return frozenset()
+    isa = riscv_isa(elf)
+    return isa.extensions if isa is not None else frozenset()
 
 
 def load_elf(machine: Any, path: str, data: bytes | None = None, *, entry: int | None = None,
-             auto_map: bool = False) -> LoadedProgram:
-    """Load an ELF executable into ``machine`` and point its CPUs at the entry."""
+             auto_map: bool = False, any_machine: bool = False) -> LoadedProgram:
+    """Load an ELF executable into ``machine`` and point its CPUs at the entry.
+
+    ``any_machine`` loads an ELF whatever its ``e_machine`` says (``--any-elf-machine``).
+    """
     if data is None:
         data = read_file(path, machine.budget.cap)
     arch = machine.arch
     machine_no, bits, endian = elf_identity(data, path)
-    if arch.elf_machine is not None and machine_no != arch.elf_machine:
-        raise LoadError(f"{path} is for ELF machine {machine_no:#x}, not {arch.name} "
-                        f"(machine {arch.elf_machine:#x})")
+    if not any_machine:
+        check_machine(arch, machine_no, path)
     if arch.elf_class is not None and bits != arch.elf_class:
         raise LoadError(f"{path} is a {bits}-bit ELF; {arch.name} takes {arch.elf_class}-bit ELFs")
     if endian != arch.endian:
@@ -115,16 +178,61 @@ def load_elf(machine: Any, path: str, data: bytes | None = None, *, entry: int |
     return loaded
 
 
+def check_machine(arch: Any, machine_no: int, path: str) -> None:
+    """:class:`LoadError` unless ``arch`` runs ELF machine ``machine_no``."""
+    force = "; --any-elf-machine loads it anyway"
+    if arch.elf_machine is None:
+        raise LoadError(f"{path} is an ELF file for machine {describe_machine(machine_no)}, and "
+                        f"{arch.name} runs no ELF files (raw images, word lists and assembly "
+                        f"only){force}")
+    if machine_no != arch.elf_machine:
+        raise LoadError(f"{path} is for ELF machine {describe_machine(machine_no)}, not {arch.name} "
+                        f"(which runs ELF machine {describe_machine(arch.elf_machine)}){force}")
+
+
+_LABEL_RANK = {"STT_FUNC": 0, "STT_OBJECT": 1, "STT_NOTYPE": 2}
+
+
+def _defined_symbols(elf: Any) -> list[tuple[str, int, int]]:
+    """``(name, value, rank)`` of the defined function/object/untyped symbols, in table order.
+
+    Mapping symbols are left out; ``rank`` orders the kinds a label prefers
+    (function, object, untyped; globals before locals).
+    """
+    out: list[tuple[str, int, int]] = []
+    symtab = elf.get_section_by_name(".symtab")
+    if symtab is None or not hasattr(symtab, "iter_symbols"):
+        return out
+    for sym in symtab.iter_symbols():
+        kind = sym["st_info"]["type"]
+        if not sym.name or kind not in _LABEL_RANK or is_mapping_symbol(sym.name):
+            continue
+        if sym["st_shndx"] == "SHN_UNDEF":
+            continue
+        local = sym["st_info"]["bind"] == "STB_LOCAL"
+        out.append((sym.name, sym["st_value"], 2 * _LABEL_RANK[kind] + local))
+    return out
+
+
 def _symbols(elf: Any) -> dict[str, int]:
+    """Name → address of the program's symbols (what ``--until-symbol`` may name)."""
     out: dict[str, int] = {}
     try:
-        symtab = elf.get_section_by_name(".symtab")
-        if symtab is None or not hasattr(symtab, "iter_symbols"):
-            return out
-        for sym in symtab.iter_symbols():
-            if sym.name and sym["st_info"]["type"] in ("STT_FUNC", "STT_OBJECT", "STT_NOTYPE"):
-                if sym["st_shndx"] != "SHN_UNDEF":
-                    out.setdefault(sym.name, sym["st_value"])
+        for name, value, _rank in _defined_symbols(elf):
+            out.setdefault(name, value)
     except Exception:  # noqa: BLE001 - a damaged symbol table only loses symbols
         return out
     return out
+
+
+def label_symbols(elf: Any) -> dict[int, str]:
+    """Address → the one name a listing shows there: a function before an object before an
+    untyped symbol, a global before a local, else the first in the table; never a mapping symbol."""
+    best: dict[int, tuple[int, str]] = {}
+    try:
+        for name, value, rank in _defined_symbols(elf):
+            if value not in best or rank < best[value][0]:
+                best[value] = (rank, name)
+    except Exception:  # noqa: BLE001 - a damaged symbol table only loses labels
+        pass
+    return {addr: name for addr, (_rank, name) in best.items()}
