@@ -48,7 +48,8 @@ def test_json_report_has_every_workload_with_a_checked_result(bench):
     for name in ("phoenix", "rv32", "sfpu", "hooks"):   # the plugins of this repository are installed
         assert report["workloads"][name]["status"] == "ok", name
     assert {t["name"] for t in report["targets"]} == {
-        "rv32-vs-riscemu", "phoenix-vs-riscemu", "idle-hooks", "text-tracing", "sfpu"}
+        "rv32-vs-riscemu", "phoenix-vs-riscemu", "idle-hooks", "text-tracing", "sfpu",
+        "startup-version", "startup-run"}
 
 
 def test_scalar_workloads_run_on_both_engines_and_their_ratios_come_from_the_rates(bench):
@@ -203,3 +204,26 @@ def test_short_workloads_take_several_samples_per_round(bench):
             continue
         # one round (TINY), three checked samples of every variant: the best of three is kept
         assert entry["check"]["samples_checked"] == 3 * len(entry["variants"]), name
+
+
+def test_startup_times_whole_commands_and_reads_its_targets_from_them(bench):
+    report = bench("--json", "--only", "startup").report
+    entry = report["workloads"]["startup"]
+    assert entry["status"] == "ok", entry["error"]
+    assert set(entry["variants"]) == {"version", "archs", "run-rv32", "run-rv32-elf"}
+    assert entry["check"]["passed"] and entry["check"]["samples_checked"] == 4  # one each (tiny)
+    seconds = entry["derived"]["seconds"]
+    for name, variant in entry["variants"].items():
+        assert seconds[name] == variant["seconds"] == pytest.approx(1 / variant["rate"]), name
+    targets = {t["name"]: t for t in report["targets"]}
+    assert targets["startup-version"]["value"] == seconds["version"]
+    assert targets["startup-run"]["value"] == seconds["run-rv32"]
+    assert targets["startup-run"]["unit"] == "s" and targets["startup-run"]["limit"] == 0.35
+
+
+def test_a_startup_command_that_fails_is_a_failure_not_a_time(bench, monkeypatch):
+    from tessera.bench import startup
+
+    monkeypatch.setattr(startup, "tessera_command", lambda: ["false"])
+    run = bench("--only", "startup")
+    assert run.code == 1 and "FAILED" in run.out and "exited 1" in run.err

@@ -618,3 +618,104 @@ def test_memory_regions_hook_returning_a_non_region_names_its_plugin():
     with pytest.raises(PluginError, match="returned tuple, not a region") as info:
         new_machine(b"", cores=1, plugins=(("regions", Regions()),))
     assert info.value.plugin == "regions"
+
+
+# -- lazy loading: metadata first, a plugin's module when it is needed ---------------------
+
+def test_every_installed_plugin_declares_exactly_the_architectures_it_provides():
+    host = PluginHost(use_environment=False)
+    declared = host.declared_architectures()
+    provided = {name: plugin for name, (_arch, plugin) in host.architectures().items()}
+    assert "toy" in declared
+    for name, plugin in provided.items():  # `--arch NAME` must not need every plugin imported
+        assert declared.get(name) == plugin, f"{plugin} provides {name!r} without declaring it"
+    for name, plugin in declared.items():
+        if host.records[plugin].status == "active":
+            assert provided.get(name) == plugin, f"{plugin} declares {name!r} but does not provide it"
+
+
+def test_looking_up_an_architecture_imports_only_the_plugin_that_declares_it(tmp_path):
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom tessera.plugins import PluginHost\n"
+              "host = PluginHost(use_environment=False)\n"
+              "assert host.architecture('toy').name == 'toy' and host.plugin_of('toy') == 'toy'\n"
+              "print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('tessera_')}))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['tessera_toyarch']"
+
+
+def test_no_pending_plugin_is_visible_through_records():
+    host = PluginHost(use_environment=False)
+    assert host.architecture("toy") is TOY
+    statuses = {rec.status for rec in host.records.values()}
+    assert "pending" not in statuses and "active" in statuses
+    assert host.records["toy"].hooks == ["tessera_architectures", "tessera_conformance_cases"]
+
+
+def test_hooks_are_called_in_the_same_order_whatever_was_imported_first():
+    eager = PluginHost(use_environment=False)
+    eager.load_all()
+    lazy = PluginHost(use_environment=False)
+    lazy.architecture("toy")  # toy is imported (and registered) before the others
+    for hook in ("tessera_conformance_cases", "tessera_run_finished", "tessera_architectures"):
+        assert [i.plugin_name for i in lazy.impls(hook)] == [i.plugin_name for i in eager.impls(hook)]
+    names = [n for n, rec in eager.records.items() if "tessera_conformance_cases" in rec.hooks]
+    assert [i.plugin_name for i in eager.impls("tessera_conformance_cases")] == names[::-1]
+
+
+def test_a_lookup_reports_a_broken_plugin_it_did_not_need_once_a_hook_runs(monkeypatch, capsys):
+    class Boom(Plugin):
+        @tessera.hookimpl
+        def tessera_architectures(self):
+            raise RuntimeError("kaboom")
+
+    host = make_host(("boom", Boom()), ("good", _Good()))
+    assert host.architecture("toy") is TOY  # nobody declares toy here: both are asked
+    assert host.records["boom"].status == "failed"
+    err = capsys.readouterr().err
+    assert err.count("kaboom") == 1  # reported once, not again on the next call
+    host.call_each("tessera_conformance_cases", arch=TOY)
+    assert "kaboom" not in capsys.readouterr().err
+
+
+class _Good(Plugin):
+    @tessera.hookimpl
+    def tessera_architectures(self):
+        return [TOY]
+
+
+def test_unknown_selection_names_what_matches_no_plugin(monkeypatch):
+    monkeypatch.setenv("TESSERA_PLUGINS", "toy,ghost")
+    monkeypatch.setenv("TESSERA_DISABLE_PLUGINS", "spectre")
+    host = PluginHost(disabled=["phantom", "toy"])
+    assert host.unknown_selection() == [("disabled", "phantom"), ("TESSERA_DISABLE_PLUGINS", "spectre"),
+                                        ("TESSERA_PLUGINS", "ghost")]
+    assert "toy" in host.known_plugins()
+    # an explicit allow-list replaces TESSERA_PLUGINS, whose names then do not matter
+    assert PluginHost(only=["toy"]).unknown_selection() == [("TESSERA_DISABLE_PLUGINS", "spectre")]
+
+
+def test_a_disabled_plugin_that_declares_the_architecture_is_named():
+    host = PluginHost(use_environment=False, disabled=["toy"])
+    with pytest.raises(tessera.errors.ConfigError,
+                       match="unknown architecture 'toy' .*; plugin toy provides it but is disabled by user"):
+        host.architecture("toy")
+
+
+@pytest.mark.parametrize("kind, declared", [("arch", {"zorkle": "tessera_zorkle.plugin"}), ("tool", None)])
+def test_generated_plugins_declare_their_architectures_like_the_bundled_ones(tmp_path, kind, declared):
+    import tomllib
+
+    from tessera.cli.newplugin import generate
+
+    package = generate("zorkle", kind, tmp_path, check_installed=False)
+    project = tomllib.loads((package / "pyproject.toml").read_text())["project"]
+    assert "zorkle" in project["entry-points"]["tessera"]
+    assert project["entry-points"].get("tessera.architectures") == declared
+    plugin_py = next(package.glob("src/*/plugin.py")).read_text()
+    if kind == "arch":  # the architecture is imported inside the hooks, not with the module
+        assert ".isa import ARCH" not in plugin_py.split("@tessera.hookimpl")[0]

@@ -56,7 +56,8 @@ class Race:
 
     def __str__(self) -> str:
         where = f"pc {self.pc:#x}" if self.pc is not None else "pc ?"
-        return (f"race: {self.access} by {self.agent} at {where} touches {self.space} bytes "
+        # no "race:" prefix: the error's kind and the log event already say "tile race"
+        return (f"{self.access} by {self.agent} at {where} touches {self.space} bytes "
                 f"{self.start:#x}..{self.end:#x}, which {self.op} (pc {self.op_pc:#x}, {self.op_agent}) "
                 f"{self.conflict} and nobody waited for")
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
-
+from tessera.logs import get_logger
 from tessera.memory import Watch
 
 _MEMORY_CLASSES = frozenset({"load", "store", "amo"})
@@ -54,7 +53,8 @@ def pc_marker(ins: Any) -> tuple[Any, None] | None:
 
 
 def log_findings(system: Any) -> None:
-    log = structlog.get_logger("tessera.tile")
+    """Warn about each race and sequencing finding (``tessera demo`` shows them under the example)."""
+    log = get_logger("tessera.tile")
     for race in system.races:
         log.warning("tile race", detail=str(race))
     for report in system.reports:

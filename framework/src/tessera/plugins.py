@@ -1,12 +1,25 @@
 """The plugin host: discovery, API-version checks, enable/disable, failure isolation.
 
-Plugins are found through the ``tessera`` entry-point group.  Each one is loaded in
-isolation: an import error, a missing or unsupported ``TESSERA_API_VERSION``, or a
-hook implementation that does not match the hookspecs marks *that* plugin refused or
-failed (with the reason) and the rest carry on.  Users choose what loads with
-``--no-plugin NAME`` / ``TESSERA_DISABLE_PLUGINS`` and the allow-list
-``--only-plugin NAME`` / ``TESSERA_PLUGINS``; ``TESSERA_EXTRA_PLUGINS`` (and
-``--plugin-module``) registers modules that are not installed as distributions.
+Plugins are found through the ``tessera`` entry-point group, and finding them reads
+metadata only: a plugin's module is imported the first time something needs it, so
+``tessera --version`` imports no plugin and ``tessera run --arch rv32im`` does not
+build the other architectures.  What needs a plugin:
+
+* an architecture it provides (:meth:`PluginHost.architecture`).  Architecture
+  plugins name their architectures in a second entry-point group,
+  ``tessera.architectures`` (``rv32im = "tessera_riscv.plugin"``: architecture = the
+  plugin's module, as its ``tessera`` entry point names it), so a
+  lookup imports only the plugin that declares the name (a name nobody declares is
+  looked up among all plugins, so undeclared architectures still work, just later);
+* any hook call (:meth:`impls`, :meth:`call_each`, :meth:`first`), the full list of
+  architectures, or the full picture (:attr:`records`): these import every plugin.
+
+Each plugin is loaded in isolation: an import error, a missing or unsupported
+``TESSERA_API_VERSION``, or a hook implementation that does not match the hookspecs
+marks *that* plugin refused or failed (with the reason) and the rest carry on.
+Users choose what loads with ``--no-plugin NAME`` / ``TESSERA_DISABLE_PLUGINS`` and
+the allow-list ``--only-plugin NAME`` / ``TESSERA_PLUGINS``; ``TESSERA_EXTRA_PLUGINS``
+(and ``--plugin-module``) registers modules that are not installed as distributions.
 """
 
 from __future__ import annotations
@@ -14,22 +27,26 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as md
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 import pluggy
-import structlog
 
 from tessera import hookspecs
-from tessera.errors import ConfigError, PluginError
+from tessera.errors import ConfigError, PluginError, TesseraError
+from tessera.logs import get_logger
 from tessera.version import PLUGIN_API_VERSION, SUPPORTED_API_VERSIONS
 
-log = structlog.get_logger("tessera.plugins")
+log = get_logger("tessera.plugins")
 
 ENTRY_POINT_GROUP = "tessera"
+#: ``architecture name = "plugin module"``: which plugin to import for ``--arch NAME``
+ARCHITECTURES_GROUP = "tessera.architectures"
 
 ACTIVE, DISABLED, REFUSED, FAILED = "active", "disabled", "refused", "failed"
+#: found and allowed, not imported yet (never seen through :attr:`PluginHost.records`)
+PENDING = "pending"
 
 
 @attrs.define
@@ -67,10 +84,21 @@ def _declared_api(plugin: Any) -> Any:
     return getattr(plugin, "TESSERA_API_VERSION", None)
 
 
+def _import_target(target: str) -> Callable[[], Any]:
+    """A loader for ``module.path[:attr]``."""
+    modname, _, attr = target.partition(":")
+
+    def load() -> Any:
+        plugin = importlib.import_module(modname)
+        return getattr(plugin, attr) if attr else plugin
+
+    return load
+
+
 class PluginHost:
     """A pluggy ``PluginManager`` for project ``tessera`` plus the bookkeeping around it.
 
-    ``PluginHost()`` reads the environment and loads entry points;
+    ``PluginHost()`` reads the environment and the entry points (importing nothing);
     ``PluginHost(load_entry_points=False)`` starts empty (tests register plugins by hand).
     """
 
@@ -85,22 +113,35 @@ class PluginHost:
     ) -> None:
         self.pm = pluggy.PluginManager("tessera")
         self.pm.add_hookspecs(hookspecs)
-        self.records: dict[str, PluginRecord] = {}
+        self._records: dict[str, PluginRecord] = {}
+        self._loaders: dict[str, Callable[[], Any]] = {}    # pending plugin -> its import
+        self._declared: dict[str, set[str]] = {}            # plugin -> architectures it declares
+        self._provided: dict[str, list[Any]] = {}           # plugin -> architectures it returned
+        self._registered: list[str] = []                    # in pluggy's registration order
+        self._architectures: dict[str, tuple[Any, str]] | None = None
+        self._unreported: list[PluginRecord] = []           # failed or refused, not logged yet
+        #: ``(where, name)`` of every name in the selection: ``where`` is ``"disabled"`` /
+        #: ``"only"`` for the arguments, or the environment variable it came from
+        self.selection: list[tuple[str, str]] = [("disabled", n) for n in disabled]
         self.disabled = set(disabled)
         only_list = list(only) if only is not None else []
+        self.selection += [("only", n) for n in only_list]
         if use_environment:
-            self.disabled |= set(_split_env("TESSERA_DISABLE_PLUGINS"))
+            env_disabled = _split_env("TESSERA_DISABLE_PLUGINS")
+            self.disabled |= set(env_disabled)
+            self.selection += [("TESSERA_DISABLE_PLUGINS", n) for n in env_disabled]
             if only is None:  # an explicit allow-list (--only-plugin) replaces the environment's
-                only_list += _split_env("TESSERA_PLUGINS")
+                env_only = _split_env("TESSERA_PLUGINS")
+                only_list += env_only
+                self.selection += [("TESSERA_PLUGINS", n) for n in env_only]
             extra_modules = [*extra_modules, *_split_env("TESSERA_EXTRA_PLUGINS")]
         self.only = set(only_list) or None
-        self._architectures: dict[str, tuple[Any, str]] | None = None
         if load_entry_points:
             self.load_entry_points()
         for spec in extra_modules:
-            self.load_module(spec)
+            self._add_module(spec)
 
-    # ------------------------------------------------------------------ loading
+    # ------------------------------------------------------------------ finding
 
     def _allowed(self, name: str) -> str:
         if name in self.disabled:
@@ -110,8 +151,9 @@ class PluginHost:
         return ""
 
     def load_entry_points(self) -> None:
-        """Import and register every plugin of the ``tessera`` entry-point group."""
-        for ep in sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        """Record every plugin of the ``tessera`` entry-point group (metadata only: no import)."""
+        found = md.entry_points()
+        for ep in sorted(found.select(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             dist = getattr(ep, "dist", None)
             record = PluginRecord(
                 name=ep.name,
@@ -119,40 +161,132 @@ class PluginHost:
                 version=dist.version if dist is not None else "-",
                 module=ep.value.partition(":")[0].strip(),
             )
-            if ep.name in self.records:
-                record.status, record.reason = REFUSED, f"name also used by {self.records[ep.name].distribution}"
-                self.records[f"{ep.name}@{record.distribution}"] = record
+            if ep.name in self._records:
+                record.status, record.reason = REFUSED, f"name also used by {self._records[ep.name].distribution}"
+                self._records[f"{ep.name}@{record.distribution}"] = record
                 continue
-            self.records[ep.name] = record
+            self._records[ep.name] = record
             why = self._allowed(ep.name)
             if why:
                 record.status, record.reason = DISABLED, why
                 continue
-            try:
-                plugin = ep.load()
-            except Exception as exc:  # noqa: BLE001 - any import failure is the plugin's
-                record.status, record.reason = FAILED, f"import failed: {type(exc).__name__}: {exc}"
-                log.warning("plugin failed to import", plugin=ep.name, error=str(exc))
-                continue
-            self._register(plugin, record)
+            record.status = PENDING
+            self._loaders[ep.name] = ep.load
+        by_module = {r.module: r.name for r in self._records.values() if r.module}
+        for ep in found.select(group=ARCHITECTURES_GROUP):
+            value = ep.value.strip()  # the plugin's module (or, accepted too, its name)
+            plugin = by_module.get(value.partition(":")[0], value)
+            self._declared.setdefault(plugin, set()).add(ep.name)
 
-    def load_module(self, spec: str) -> PluginRecord:
-        """Register ``module.path`` or ``name=module.path[:attr]`` as a plugin."""
+    def _add_module(self, spec: str) -> PluginRecord:
+        """Record ``module.path`` or ``name=module.path[:attr]`` as a plugin, imported when needed."""
         name, _, target = spec.partition("=") if "=" in spec else (spec, "", spec)
-        modname, _, attr = target.partition(":")
-        record = PluginRecord(name=name, distribution="(module)", module=modname)
-        self.records[name] = record
+        record = PluginRecord(name=name, distribution="(module)", module=target.partition(":")[0])
+        self._records[name] = record
+        self._loaders.pop(name, None)
         if name in self.disabled:  # named explicitly, so the allow-list does not apply
             record.status, record.reason = DISABLED, "disabled by user"
             return record
-        try:
-            plugin = importlib.import_module(modname)
-            if attr:
-                plugin = getattr(plugin, attr)
-        except Exception as exc:  # noqa: BLE001
-            record.status, record.reason = FAILED, f"import failed: {type(exc).__name__}: {exc}"
+        record.status = PENDING
+        self._loaders[name] = _import_target(target)
+        return record
+
+    def load_module(self, spec: str) -> PluginRecord:
+        """Register ``module.path`` or ``name=module.path[:attr]`` as a plugin, now."""
+        record = self._add_module(spec)
+        self._load(record.name)
+        self.report_failures()
+        return record
+
+    def unknown_selection(self) -> list[tuple[str, str]]:
+        """The ``(where, name)`` pairs of :attr:`selection` that name no plugin (a typo)."""
+        known = {r.name for r in self._records.values()}
+        return [(where, name) for where, name in self.selection if name not in known]
+
+    def record(self, name: str) -> PluginRecord | None:
+        """The record of plugin ``name`` (imported now if it was pending), or ``None``.
+
+        Unlike :attr:`records` this imports only that plugin (snapshot restore checks
+        the plugins a file names this way)."""
+        record = self._records.get(name)
+        if record is not None and record.status == PENDING:
+            self._load(name)
+            self._keep_order()
+        return record
+
+    def found_records(self) -> list[PluginRecord]:
+        """Every record as it stands, importing nothing (``pending`` ones not imported yet)."""
+        return list(self._records.values())
+
+    def known_plugins(self) -> list[str]:
+        """The names of every plugin found, whatever its state (for messages)."""
+        return sorted({r.name for r in self._records.values()})
+
+    # ------------------------------------------------------------------ loading
+
+    @property
+    def records(self) -> dict[str, PluginRecord]:
+        """Every plugin by name, each imported: the full picture (``tessera plugins``)."""
+        self.load_all()
+        return self._records
+
+    def load_all(self) -> None:
+        """Import every plugin not imported yet (a failure is logged and recorded)."""
+        self._load_all()
+        self.report_failures()
+
+    def _load_all(self) -> None:
+        if not self._loaders:
+            return
+        for name in [n for n in self._records if n in self._loaders]:
+            self._load(name)
+        self._keep_order()
+
+    def _load(self, name: str) -> PluginRecord:
+        """Import one pending plugin and register it; the record says how it went."""
+        record = self._records[name]
+        loader = self._loaders.pop(name, None)
+        if loader is None:
             return record
-        return self._register(plugin, record)
+        try:
+            plugin = loader()
+        except Exception as exc:  # noqa: BLE001 - any import failure is the plugin's
+            record.status, record.reason = FAILED, f"import failed: {type(exc).__name__}: {exc}"
+            self._unreported.append(record)
+            return record
+        self._register(plugin, record)
+        if record.status == REFUSED:
+            self._unreported.append(record)
+        return record
+
+    def report_failures(self) -> None:
+        """Log, once each, the plugins that failed or were refused since the last report.
+
+        Reports wait until a hook is called or the plugins are listed: when the command
+        fails *because of* such a plugin (``--arch`` of a plugin that cannot be imported),
+        its error names the plugin and the warning would only repeat it.
+        """
+        pending, self._unreported = self._unreported, []
+        for record in pending:
+            if record.status == FAILED:
+                log.warning("plugin failed", plugin=record.name, reason=record.reason)
+            elif record.status == REFUSED:
+                log.warning("plugin refused", plugin=record.name, reason=record.reason)
+
+    def _keep_order(self) -> None:
+        """Hooks are called in one order however plugins were imported: the records' order.
+
+        pluggy calls implementations in reverse registration order; a plugin imported
+        early for its architecture would otherwise change the order of every hook.
+        """
+        canonical = [n for n in self._records if n in self._registered]
+        if canonical == self._registered:
+            return
+        for name in self._registered:
+            self.pm.unregister(name=name)
+        for name in canonical:
+            self.pm.register(self._records[name].plugin, name=name)
+        self._registered = canonical
 
     def register(self, plugin: Any, name: str, *, distribution: str = "(registered)",
                  version: str = "-") -> PluginRecord:
@@ -161,8 +295,13 @@ class PluginHost:
         if isinstance(plugin, type):
             module = plugin.__module__
         record = PluginRecord(name=name, distribution=distribution, version=version, module=module)
-        self.records[name] = record
-        return self._register(plugin, record)
+        self._loaders.pop(name, None)
+        self._records[name] = record
+        self._register(plugin, record)
+        if record.status == REFUSED:
+            self._unreported.append(record)
+        self.report_failures()
+        return record
 
     def _register(self, plugin: Any, record: PluginRecord) -> PluginRecord:
         api = _declared_api(plugin)
@@ -174,14 +313,13 @@ class PluginHost:
             record.reason = (f"targets plugin API {api}; this Tessera supports "
                              f"{', '.join(map(str, sorted(SUPPORTED_API_VERSIONS)))}")
         if record.status == REFUSED:
-            log.warning("plugin refused", plugin=record.name, reason=record.reason)
             return record
         try:
             self.pm.register(plugin, name=record.name)
         except (pluggy.PluginValidationError, ValueError) as exc:
             record.status, record.reason = REFUSED, f"invalid hooks: {exc}"
             return record
-        unknown = [impl.function.__name__ for h, impls in self._pending() for impl in impls
+        unknown = [impl.function.__name__ for _hook, impls in self._unknown_hooks() for impl in impls
                    if impl.plugin_name == record.name]
         if unknown:
             self.pm.unregister(name=record.name)
@@ -192,10 +330,11 @@ class PluginHost:
         record.hooks = sorted(
             caller.name for caller in self.pm.get_hookcallers(plugin) or []
         )
+        self._registered.append(record.name)
         self._architectures = None
         return record
 
-    def _pending(self) -> list[tuple[str, list[Any]]]:
+    def _unknown_hooks(self) -> list[tuple[str, list[Any]]]:
         out = []
         for name in dir(self.pm.hook):
             caller = getattr(self.pm.hook, name)
@@ -205,17 +344,22 @@ class PluginHost:
 
     def fail(self, name: str, reason: str) -> None:
         """Mark a plugin failed and unregister it so later calls skip it."""
-        rec = self.records.get(name)
+        rec = self._records.get(name)
         if rec is not None:
             rec.status, rec.reason = FAILED, reason
+        self._loaders.pop(name, None)
         if self.pm.get_plugin(name) is not None:
             self.pm.unregister(name=name)
+        if name in self._registered:
+            self._registered.remove(name)
+        self._provided.pop(name, None)
         self._architectures = None
 
     # ------------------------------------------------------------------ calling
 
     def impls(self, hook: str) -> list[Any]:
         """The hook implementations of ``hook`` in call order (empty = nobody listens)."""
+        self._load_all()
         return list(reversed(getattr(self.pm.hook, hook).get_hookimpls()))
 
     def call_each(self, hook: str, *, isolate: bool = True, **kwargs: Any) -> list[tuple[str, Any]]:
@@ -225,7 +369,9 @@ class PluginHost:
         without, a :class:`PluginError` naming it is raised.
         """
         out = []
-        for impl in self.impls(hook):
+        impls = self.impls(hook)
+        self.report_failures()
+        for impl in impls:
             try:
                 out.append((impl.plugin_name, call_impl(impl, **kwargs)))
             except PluginError:
@@ -240,7 +386,9 @@ class PluginHost:
 
     def first(self, hook: str, **kwargs: Any) -> tuple[str, Any] | None:
         """The first non-``None`` result of ``hook`` (for firstresult hooks), with its plugin."""
-        for impl in self.impls(hook):
+        impls = self.impls(hook)
+        self.report_failures()
+        for impl in impls:
             try:
                 res = call_impl(impl, **kwargs)
             except Exception as exc:  # noqa: BLE001
@@ -252,37 +400,126 @@ class PluginHost:
 
     # ------------------------------------------------------------------ registry
 
-    def architectures(self) -> dict[str, tuple[Any, str]]:
-        """``{name: (Architecture, plugin name)}`` from every active plugin."""
-        if self._architectures is None:
-            from tessera.isa.description import Architecture
+    def _provided_by(self, plugin: str) -> list[Any]:
+        """The architectures ``plugin`` returns from ``tessera_architectures`` (asked once).
 
+        A raising or ill-typed answer marks the plugin failed (reported like an import
+        failure) and counts as no architectures.
+        """
+        if plugin in self._provided:
+            return self._provided[plugin]
+        from tessera.isa.description import Architecture
+
+        found: list[Any] = []
+        for impl in self.pm.hook.tessera_architectures.get_hookimpls():
+            if impl.plugin_name != plugin:
+                continue
+            try:
+                got = call_impl(impl)
+            except PluginError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                return self._discovery_failed(plugin, f"tessera_architectures raised "
+                                                      f"{type(exc).__name__}: {exc}")
+            for arch in got or []:
+                if not isinstance(arch, Architecture):
+                    return self._discovery_failed(plugin, f"tessera_architectures returned "
+                                                          f"{type(arch).__name__}, not an Architecture")
+                found.append(arch)
+        self._provided[plugin] = found
+        return found
+
+    def _discovery_failed(self, plugin: str, reason: str) -> list[Any]:
+        self.fail(plugin, reason)
+        self._unreported.append(self._records[plugin])
+        return []
+
+    def _all_architectures(self) -> dict[str, tuple[Any, str]]:
+        if self._architectures is None:
+            self._load_all()
             found: dict[str, tuple[Any, str]] = {}
-            for plugin, archs in self.call_each("tessera_architectures"):
-                for arch in archs or []:
-                    if not isinstance(arch, Architecture):
-                        self.fail(plugin, f"tessera_architectures returned {type(arch).__name__}, "
-                                          "not an Architecture")
-                        break
-                    if arch.name in found and found[arch.name][1] != plugin:
+            for name in list(reversed(self._registered)):  # the order hooks are called in
+                for arch in self._provided_by(name):
+                    if arch.name in found and found[arch.name][1] != name:
                         raise PluginError(
                             f"architecture {arch.name!r} is provided by both "
-                            f"{found[arch.name][1]} and {plugin}", plugin=plugin)
-                    found[arch.name] = (arch, plugin)
+                            f"{found[arch.name][1]} and {name}", plugin=name)
+                    found[arch.name] = (arch, name)
             self._architectures = found
         return self._architectures
 
+    def architectures(self) -> dict[str, tuple[Any, str]]:
+        """``{name: (Architecture, plugin name)}`` from every active plugin (imports them all)."""
+        found = self._all_architectures()
+        self.report_failures()
+        return found
+
+    def _lookup(self, name: str) -> tuple[Any, str] | None:
+        """``(Architecture, plugin)`` for ``name``, importing only the plugins that declare it.
+
+        A name no plugin declares (a plugin without ``tessera.architectures`` metadata, a
+        ``--plugin-module``, a registered object, or a typo) is looked up among all of them.
+        """
+        if self._architectures is not None:
+            return self._architectures.get(name)
+        hits: list[tuple[Any, str]] = []
+        troubled: list[PluginRecord] = []
+        for plugin in [p for p in self._records if name in self._declared.get(p, ())]:
+            record = self._records[plugin]
+            if record.status == PENDING:
+                self._load(plugin)
+            if record.status == ACTIVE:
+                hits += [(arch, plugin) for arch in self._provided_by(plugin)
+                         if arch.name == name]
+            if record.status in (FAILED, REFUSED):
+                troubled.append(record)
+        if len(hits) > 1:
+            raise PluginError(f"architecture {name!r} is provided by both {hits[0][1]} and "
+                              f"{hits[1][1]}", plugin=hits[1][1])
+        if not hits:  # the plugin that declares it is broken (say so), or nobody declares it
+            return None if troubled else self._all_architectures().get(name)
+        self.report_failures()  # found, but say what went wrong on the way
+        return hits[0]
+
+    def _unknown(self, name: str) -> TesseraError:
+        """Why ``name`` is not available: a broken or disabled plugin that provides it, or a typo."""
+        records = list(self._records.values())
+        declaring = [r for r in records if name in self._declared.get(r.name, ())]
+        for r in declaring:
+            if r.status in (FAILED, REFUSED):
+                what = "failed to load" if r.status == FAILED else "was refused"
+                self._unreported = [u for u in self._unreported if u is not r]  # said here
+                return PluginError(f"architecture {name!r} is provided by plugin {r.name}, which "
+                                   f"{what}: {r.reason}", plugin=r.name)
+        known = ", ".join(sorted(self._all_architectures())) or "none installed"
+        unknown = f"unknown architecture {name!r} (known: {known})"
+        for r in declaring:
+            if r.status == DISABLED:
+                return ConfigError(f"{unknown}; plugin {r.name} provides it but is {r.reason}")
+        # a broken plugin that declares nothing might have provided it: worth a hint
+        broken = [r for r in records if r.name not in self._declared and r.status in (FAILED, REFUSED)]
+        if broken:
+            r = broken[0]
+            what = "failed to load" if r.status == FAILED else "was refused"
+            self._unreported = [u for u in self._unreported if u is not r]  # said here
+            return ConfigError(f"{unknown}; plugin {r.name}, which may provide it, {what}: {r.reason}")
+        return ConfigError(unknown)
+
     def architecture(self, name: str) -> Any:
-        """The architecture called ``name``; :class:`ConfigError` listing the known ones."""
-        archs = self.architectures()
-        if name not in archs:
-            known = ", ".join(sorted(archs)) or "none installed"
-            raise ConfigError(f"unknown architecture {name!r} (known: {known})")
-        return archs[name][0]
+        """The architecture called ``name``; :class:`ConfigError` listing the known ones, or a
+        :class:`PluginError` when the plugin that provides it failed to load."""
+        found = self._lookup(name)
+        if found is None:
+            raise self._unknown(name)
+        return found[0]
 
     def plugin_of(self, arch_name: str) -> str | None:
-        entry = self.architectures().get(arch_name)
-        return entry[1] if entry else None
+        found = self._lookup(arch_name)
+        return found[1] if found else None
+
+    def declared_architectures(self) -> dict[str, str]:
+        """``{architecture: plugin}`` as the ``tessera.architectures`` metadata declares it."""
+        return {arch: plugin for plugin, names in self._declared.items() for arch in names}
 
 
 _default: PluginHost | None = None
@@ -302,4 +539,4 @@ def set_default_host(host: PluginHost | None) -> None:
 
 
 __all__ = ["PluginHost", "PluginRecord", "default_host", "set_default_host", "PLUGIN_API_VERSION",
-           "ENTRY_POINT_GROUP"]
+           "ENTRY_POINT_GROUP", "ARCHITECTURES_GROUP"]

@@ -22,9 +22,11 @@ def to_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2)
 
 
-def _rate(unit_ns: bool, variant: dict[str, Any]) -> str:
-    if unit_ns:
+def _rate(unit: str, variant: dict[str, Any]) -> str:
+    if unit == "ns":
         return f"{1e9 / variant['rate']:,.0f} ns/instr"
+    if unit == "commands":  # whole processes: the time one takes
+        return f"{1e3 / variant['rate']:,.0f} ms/command"
     return f"{variant['rate'] / 1e6:.3f} M instr/s"
 
 
@@ -63,7 +65,8 @@ def results_table(report: dict[str, Any]) -> Table:
         first = True
         for vname, v in entry["variants"].items():
             table.add_row(name if first else "", vname, f"{v['count']:,}", f"{v['seconds']:.3f}",
-                          _rate(name == "sfpu", v), _comparison(name, entry, vname))
+                          _rate("ns" if name == "sfpu" else entry["unit"], v),
+                          _comparison(name, entry, vname))
             first = False
         for vname, note in entry["skipped_variants"].items():
             table.add_row(name if first else "", vname, "", "", "", f"skipped: {note}")
@@ -80,6 +83,8 @@ def _fmt(value: float | None, unit: str) -> str:
         return f"{value:,.0f} ns"
     if unit == "%":
         return f"{value:+.2f} %"
+    if unit == "s":
+        return f"{value * 1e3:,.0f} ms"
     return f"{value:.2f}x"
 
 

@@ -27,12 +27,13 @@ from tessera.bench.peer import RiscemuLoop
 from tessera.bench.phoenix import PhoenixLoop
 from tessera.bench.rv32 import Rv32Loop
 from tessera.bench.sfpu import SfpuStream
+from tessera.bench.startup import Startup
 from tessera.bench.targets import evaluate
 from tessera.bench.tracing import TracingOverhead
 
 #: every workload, in the order they run and are reported
 WORKLOADS: dict[str, type[Workload]] = {
-    w.name: w for w in (PhoenixLoop, Rv32Loop, RiscemuLoop, SfpuStream, IdleHooks, TracingOverhead)
+    w.name: w for w in (PhoenixLoop, Rv32Loop, RiscemuLoop, SfpuStream, IdleHooks, TracingOverhead, Startup)
 }
 assert tuple(WORKLOADS) == WORKLOAD_NAMES, "tessera.bench.WORKLOAD_NAMES is out of date"
 PEER = "riscemu"

@@ -2,7 +2,8 @@
 
 Each target reads one number from the report's workload entries: a ratio measured
 in the same run, never an absolute time, except the SFPU one, whose target is an
-absolute 1.5 µs per 32-lane instruction.  A target whose workload was skipped is
+absolute 1.5 µs per 32-lane instruction, and the start-up ones, absolute times of whole
+commands on the machine the bench runs on.  A target whose workload was skipped is
 neither met nor missed (``met`` is ``null``).
 """
 
@@ -50,6 +51,10 @@ TARGETS = (
            ("tracing", "derived", "slowdown", "text"), 5.0, False, "x"),
     Target("sfpu", "SFPU kernel, ns per 32-lane instruction",
            ("sfpu", "derived", "ns_per_instruction", "kernel"), 1500.0, False, "ns"),
+    Target("startup-version", "tessera --version, whole process",
+           ("startup", "derived", "seconds", "version"), 0.15, False, "s"),
+    Target("startup-run", "tessera run --arch rv32im of a tiny program, whole process",
+           ("startup", "derived", "seconds", "run-rv32"), 0.35, False, "s"),
 )
 
 

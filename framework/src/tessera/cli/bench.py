@@ -39,7 +39,8 @@ def _names(values: tuple[str, ...]) -> list[str]:
 @click.pass_obj
 def bench(obj: Any, quick: bool, as_json: bool, only: tuple[str, ...], repeat: int | None,
           scale: float | None, check: bool) -> int:
-    """Measure instructions per second against riscemu, engines, hooks, tracing and the SFPU.
+    """Measure instructions per second against riscemu, engines, hooks, tracing and the SFPU,
+    and how long whole tessera commands take (startup).
 
     Every workload checks its result on every run: a wrong result is reported
     and the exit status is 1.  Workloads whose plugin is not installed (or is

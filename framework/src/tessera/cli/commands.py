@@ -1,10 +1,30 @@
-"""The built-in subcommands, in help order."""
+"""The built-in subcommands: where each one lives, imported only when it is used.
 
-from tessera.cli.bench import bench
-from tessera.cli.demo import demo
-from tessera.cli.info import archs, plugins
-from tessera.cli.newplugin import new_plugin
-from tessera.cli.run import resume, run
-from tessera.cli.tools import asm, disasm
+A command's module pulls in what the command needs (``run`` the machine model and
+the loaders, ``archs`` rich tables); importing them all would make every start,
+``tessera --version`` included, pay for all of them.
+"""
 
-ALL = [run, resume, asm, disasm, plugins, archs, demo, new_plugin, bench]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: command name -> ``module:attribute`` of its click command
+BUILTIN_COMMANDS = {
+    "run": "tessera.cli.run:run",
+    "resume": "tessera.cli.run:resume",
+    "asm": "tessera.cli.tools:asm",
+    "disasm": "tessera.cli.tools:disasm",
+    "plugins": "tessera.cli.info:plugins",
+    "archs": "tessera.cli.info:archs",
+    "demo": "tessera.cli.demo:demo",
+    "new-plugin": "tessera.cli.newplugin:new_plugin",
+    "bench": "tessera.cli.bench:bench",
+}
+
+
+def load(name: str) -> Any:
+    """The click command of built-in command ``name`` (imports its module)."""
+    module, _, attr = BUILTIN_COMMANDS[name].partition(":")
+    return getattr(importlib.import_module(module), attr)

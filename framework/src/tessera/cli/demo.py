@@ -6,9 +6,24 @@ from typing import Any
 
 import click
 
-from tessera.errors import TesseraError
+from tessera import logs
+from tessera.errors import PluginError, TesseraError
 from tessera.loaders.common import place
 from tessera.machine import Machine
+
+
+def check_example(host: Any, arch: Any, example: Any, machine: Any, result: Any) -> str | None:
+    """The example's own ``check``; a check that raises is a bug of the plugin that ships it."""
+    if example.check is None:
+        return None
+    try:
+        return example.check(machine, result)
+    except TesseraError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - plugin code: name the plugin and the example
+        plugin = host.plugin_of(arch.name) if host is not None else None
+        raise PluginError(f"the check of example {arch.name}/{example.name} raised "
+                          f"{type(exc).__name__}: {exc}", plugin=plugin) from exc
 
 
 def run_example(host: Any, arch: Any, example: Any) -> tuple[bool, str]:
@@ -24,7 +39,7 @@ def run_example(host: Any, arch: Any, example: Any) -> tuple[bool, str]:
     entry = program.entry if program.entry is not None else example.load_address
     machine.set_entry(entry)
     result = machine.run(max_steps=example.max_steps)
-    problem = example.check(machine, result) if example.check is not None else None
+    problem = check_example(host, arch, example, machine, result)
     summary = f"{result.steps} steps, {result.cycles} cycles, {result.reason}"
     return problem is None, summary if problem is None else f"{summary}: {problem}"
 
@@ -33,15 +48,21 @@ def run_example(host: Any, arch: Any, example: Any) -> tuple[bool, str]:
 @click.option("--arch", "only", multiple=True, help="Only these architectures.")
 @click.pass_obj
 def demo(obj: Any, only: tuple[str, ...]) -> int:
-    """Run the bundled example of every installed architecture and check its result."""
-    found = obj.host.architectures()
-    names = sorted(only) if only else sorted(found)
+    """Run the bundled example of every installed architecture and check its result.
+
+    What an example logs (the tile checker's race report, say) is shown indented
+    under it.  Exit status: 0 when every example passed its check, 1 when one did
+    not; a plugin whose example check raises is a plugin error (72) naming the
+    plugin and the example, reported once every example has run.
+    """
+    names = sorted(only) if only else sorted(obj.host.architectures())
     if not names:
         click.echo("No architectures are installed, so there is nothing to demonstrate.\n"
                    "Install an architecture plugin (e.g. pip install tessera-phoenix) and run "
                    "`tessera demo` again.")
         return 0
     failures = 0
+    plugin_errors: list[PluginError] = []
     for name in names:
         arch = obj.host.architecture(name)
         if not arch.examples:
@@ -49,10 +70,18 @@ def demo(obj: Any, only: tuple[str, ...]) -> int:
             continue
         for example in arch.examples:
             click.echo(f"== {name}/{example.name}: {example.description}")
-            try:
-                ok, summary = run_example(obj.host, arch, example)
-            except TesseraError as err:
-                ok, summary = False, str(err)
+            with logs.collect() as events:
+                try:
+                    ok, summary = run_example(obj.host, arch, example)
+                except PluginError as err:
+                    ok, summary = False, str(err)
+                    plugin_errors.append(err)
+                except TesseraError as err:
+                    ok, summary = False, str(err)
+            for event in events:
+                click.echo(f"   {logs.plain(event)}")
             click.echo(f"-- {name}/{example.name}: {'ok' if ok else 'FAILED'} ({summary})")
             failures += not ok
+    if plugin_errors:
+        raise plugin_errors[0]
     return 1 if failures else 0

@@ -1,11 +1,15 @@
 """The ``tessera`` command: one line and a distinct exit code for every failure.
 
-Plugin selection options (``--no-plugin``, ``--only-plugin``, ``--plugin-module``)
-must be known before click parses subcommands, because plugins contribute
-subcommands; so they are read from ``argv`` first, the plugin host is built, plugin
-commands are added, and then click runs.  Every :class:`TesseraError` is printed as
-one line with its class's exit code; anything else is reported as an internal error
-(exit 76); ``--debug`` shows the traceback instead.
+Everything is loaded when it is first needed, so ``tessera --version`` imports no
+plugin and no command module: a built-in command's module is imported when that
+command is used (:mod:`tessera.cli.commands`); the plugin host is built from the
+group's own options (``--no-plugin``, ``--only-plugin``, ``--plugin-module``), which
+click has parsed by the time a subcommand is looked up; plugins' commands are
+collected only for a name that is not built in, or for the help listing; ``run``
+and ``resume`` get the options tool plugins add, and ``run`` the flags the
+architectures declare only when its arguments use one (or ask for help).  Every
+:class:`TesseraError` is printed as one line with its class's exit code; anything
+else is reported as an internal error (exit 76); ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ import signal
 import sys
 import threading
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tessera import logs
+from tessera.cli import commands
 from tessera.errors import (
     INTERNAL_ERROR_EXIT,
     INTERRUPTED_EXIT,
@@ -27,12 +32,19 @@ from tessera.errors import (
     PluginError,
     TesseraError,
 )
-from tessera.plugins import PluginHost, call_impl, set_default_host
 from tessera.version import __version__
 
-PLUGIN_OPTIONS = ("--no-plugin", "--only-plugin", "--plugin-module")
+if TYPE_CHECKING:
+    from tessera.plugins import PluginHost
+
 # click >= 8.2 raises this (a UsageError whose message is the whole help) for a bare `tessera`
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+#: the built-in command names: a plugin's command may not take one
+BUILTIN = frozenset(commands.BUILTIN_COMMANDS)
+#: the commands tool plugins add options to (``tessera_run_options``)
+RUN_COMMANDS = ("run", "resume")
+#: how the plugin host's selection sources are spelled on the command line
+_SELECTION_OPTION = {"disabled": "--no-plugin", "only": "--only-plugin"}
 
 
 class Context:
@@ -41,23 +53,6 @@ class Context:
     def __init__(self, host: PluginHost, debug: bool) -> None:
         self.host = host
         self.debug = debug
-
-
-def _scan_plugin_options(argv: list[str]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {opt: [] for opt in PLUGIN_OPTIONS}
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            break
-        for opt in PLUGIN_OPTIONS:
-            if arg == opt and i + 1 < len(argv):
-                found[opt].append(argv[i + 1])
-                i += 1
-            elif arg.startswith(opt + "="):
-                found[opt].append(arg.split("=", 1)[1])
-        i += 1
-    return found
 
 
 def _scan_log_options(argv: list[str]) -> tuple[int, str]:
@@ -77,7 +72,118 @@ def _scan_log_options(argv: list[str]) -> tuple[int, str]:
     return verbosity, fmt if fmt in ("console", "json") else "console"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def check_selection(host: PluginHost, ctx: click.Context | None = None) -> None:
+    """A plugin name in ``--no-plugin``/``--only-plugin`` (or their environment variables)
+    that names no plugin is a typo: a usage error listing the plugins there are."""
+    unknown = host.unknown_selection()
+    if not unknown:
+        return
+    names = ", ".join(f"{name!r} (in {_SELECTION_OPTION.get(where, where)})" for where, name in unknown)
+    known = ", ".join(host.known_plugins()) or "none installed"
+    raise click.UsageError(f"unknown plugin {names}; the plugins are: {known}", ctx)
+
+
+def host_for(ctx: click.Context) -> PluginHost:
+    """The plugin host of this invocation: the one the caller passed as ``obj``, or one
+    built (once) from the group's plugin options and the environment."""
+    from tessera.plugins import PluginHost
+
+    root = ctx.find_root()
+    if isinstance(root.obj, Context):
+        return root.obj.host
+    if isinstance(root.obj, PluginHost):  # main() or a test (CliRunner ... obj=host) chose it
+        return root.obj
+    params = root.params
+    host = PluginHost(disabled=params.get("no_plugin") or (), only=params.get("only_plugin") or None,
+                      extra_modules=params.get("plugin_module") or ())
+    check_selection(host, root)
+    root.obj = host
+    return host
+
+
+class PipeClosed(Exception):
+    """Standard output's reader went away.  Not an ``OSError``, so that click does not
+    turn it into its own ``exit(1)`` before :func:`main` can report it."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C, carried past click (which would print a blank line and raise ``Abort``).
+    ``reported``: the command already said what it saved."""
+
+    def __init__(self, reported: bool) -> None:
+        super().__init__("interrupted")
+        self.reported = reported
+
+
+class TesseraGroup(click.Group):
+    """The ``tessera`` group: built-in commands imported when used, plugin commands on demand."""
+
+    plugin_host: Any = None  # whose plugin commands ``commands`` holds now
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise PipeClosed() from exc
+        except KeyboardInterrupt as exc:
+            raise Interrupted(getattr(exc, "reported", False)) from exc
+
+    def _plugin_commands(self, ctx: click.Context) -> None:
+        host = host_for(ctx)
+        if self.plugin_host is not host:
+            add_plugin_commands(self, host)
+            self.plugin_host = host
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._plugin_commands(ctx)
+        return sorted(BUILTIN | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in BUILTIN:
+            if cmd_name not in self.commands:
+                self.commands[cmd_name] = commands.load(cmd_name)
+            return self.commands[cmd_name]
+        self._plugin_commands(ctx)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[Any, Any, list[str]]:
+        if args and self.get_command(ctx, args[0]) is None:
+            for builtin in BUILTIN:  # a typo: click suggests among the commands it holds
+                self.get_command(ctx, builtin)
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None and name in RUN_COMMANDS:
+            self._prepare_run(ctx, name, rest)
+        return name, cmd, rest
+
+    def _prepare_run(self, ctx: click.Context, name: str, args: list[str]) -> None:
+        """Give ``run``/``resume`` the tool plugins' options, and ``run`` the architecture
+        flags when ``args`` use an option it does not have yet or ask for help."""
+        from tessera.cli.run import add_arch_flags, add_tool_options
+
+        host = host_for(ctx)
+        run_command, resume_command = (self.get_command(ctx, n) for n in RUN_COMMANDS)
+        add_arch_flags(run_command, [])  # none yet (another host may have added some)
+        add_tool_options([run_command, resume_command], host)
+        if name == "run" and _uses_unknown_option(run_command, ctx, args):
+            add_arch_flags(run_command, [arch for arch, _ in host.architectures().values()])
+
+
+def _uses_unknown_option(command: click.Command, ctx: click.Context, args: list[str]) -> bool:
+    """Does ``args`` ask for help or hold a long option ``command`` does not have (yet)?"""
+    known = {s for p in command.get_params(ctx) for s in [*getattr(p, "opts", ()),
+                                                         *getattr(p, "secondary_opts", ())]}
+    for arg in args:
+        if arg == "--":
+            break
+        if arg in ctx.help_option_names:
+            return True
+        if arg.startswith("--") and arg.split("=", 1)[0] not in known:
+            return True
+    return False
+
+
+@click.group(cls=TesseraGroup, context_settings={"help_option_names": ["-h", "--help"],
+                                                 "max_content_width": 100})
 @click.version_option(__version__, prog_name="tessera")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
@@ -93,23 +199,12 @@ def _scan_log_options(argv: list[str]) -> tuple[int, str]:
 def cli(ctx: click.Context, debug: bool, verbose: int, log_format: str, no_plugin: tuple[str, ...],
         only_plugin: tuple[str, ...], plugin_module: tuple[str, ...]) -> None:
     """Tessera: emulate accelerator and GPGPU instruction sets through plugins."""
+    from tessera.plugins import set_default_host
+
     logs.configure(verbose, log_format)
-    host = ctx.obj if isinstance(ctx.obj, PluginHost) else None  # main() passes obj=host
-    if host is None:  # invoked without main() (tests using CliRunner)
-        host = PluginHost(disabled=no_plugin, only=only_plugin or None, extra_modules=plugin_module)
+    host = host_for(ctx)  # main() passes no host; tests may pass obj=host
     set_default_host(host)
     ctx.obj = Context(host, debug)
-
-
-def _add_builtin_commands() -> None:
-    from tessera.cli import commands
-
-    for cmd in commands.ALL:
-        cli.add_command(cmd)
-
-
-_add_builtin_commands()
-BUILTIN = frozenset(cli.commands)
 
 
 class _CommandCollector:
@@ -131,6 +226,8 @@ class _CommandCollector:
 
 def add_plugin_commands(group: click.Group, host: PluginHost) -> None:
     """Add the commands of ``host``'s plugins, replacing any a previous host added."""
+    from tessera.plugins import call_impl
+
     for name in [n for n in group.commands if n not in BUILTIN]:
         del group.commands[name]
     for impl in host.impls("tessera_cli_commands"):
@@ -150,12 +247,42 @@ def add_plugin_commands(group: click.Group, host: PluginHost) -> None:
 
 
 def _on_sigint(signum: int, frame: Any) -> None:
-    """Ctrl-C: interrupt now, and make sure the scheduler stops even if Python loses
-    the ``KeyboardInterrupt`` (see ``tessera.machine.machine.INTERRUPT_REQUESTED``)."""
-    from tessera.machine.machine import INTERRUPT_REQUESTED
+    """Ctrl-C.  While a run is in progress (``INTERRUPT_DEFERRED``), the first one only
+    asks the scheduler to stop at the next slice boundary, where the machine state is
+    exact, so ``--snapshot-out``/``--dump-state`` can still be written; a second one, or
+    one outside a run, interrupts at once.  The request flag also makes sure the
+    scheduler stops even if Python loses the ``KeyboardInterrupt``
+    (see ``tessera.machine.machine.INTERRUPT_REQUESTED``)."""
+    from tessera.machine.machine import INTERRUPT_DEFERRED, INTERRUPT_REQUESTED
 
+    if INTERRUPT_DEFERRED[0] and not INTERRUPT_REQUESTED[0]:
+        INTERRUPT_REQUESTED[0] = True
+        return
     INTERRUPT_REQUESTED[0] = True
     raise KeyboardInterrupt
+
+
+#: Exit status when the reader of standard output went away (``tessera run … | head``):
+#: 128 + SIGPIPE, what a shell reports for a tool that the closed pipe stopped.
+PIPE_CLOSED_EXIT = 141
+
+
+def _pipe_closed(exc: BaseException) -> bool:
+    """True for a closed standard output, also when a plugin's error wraps it."""
+    while exc is not None:
+        if isinstance(exc, BrokenPipeError):
+            return True
+        exc = exc.__cause__  # type: ignore[assignment]
+    return False
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -167,21 +294,13 @@ def main(argv: list[str] | None = None) -> None:
     code = 0
     try:
         logs.configure(*_scan_log_options(args))  # before the host: plugin loading logs too
-        opts = _scan_plugin_options(args)
-        host = PluginHost(disabled=opts["--no-plugin"], only=opts["--only-plugin"] or None,
-                          extra_modules=opts["--plugin-module"])
-        add_plugin_commands(cli, host)
-        from tessera.cli.run import add_arch_flags, add_tool_options
-        from tessera.cli.run import resume as resume_command
-        from tessera.cli.run import run as run_command
-
-        add_arch_flags(run_command, [arch for arch, _ in host.architectures().values()])
-        add_tool_options([run_command, resume_command], host)
-        rv = cli.main(args=args, prog_name="tessera", standalone_mode=False,
-                      obj=host)
+        rv = cli.main(args=args, prog_name="tessera", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as exc:
         code = exc.exit_code
+    except (BrokenPipeError, PipeClosed):  # stdout closed by its reader: stop quietly
+        _silence_stdout()
+        code = PIPE_CLOSED_EXIT
     except _NO_ARGS_IS_HELP as exc:  # bare `tessera`: the help text, as click shows it
         exc.show()
         code = exc.exit_code
@@ -195,14 +314,20 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("interrupted", err=True)
         code = INTERRUPTED_EXIT
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+    except (KeyboardInterrupt, Interrupted) as exc:
+        if not getattr(exc, "reported", False):
+            click.echo("interrupted", err=True)
         code = INTERRUPTED_EXIT
     except TesseraError as exc:
-        if debug:
-            traceback.print_exc()
-        click.echo(f"tessera: {exc}", err=True)
-        code = exc.exit_code
+        if _pipe_closed(exc):  # e.g. a program's write() to a closed stdout
+            _silence_stdout()
+            code = PIPE_CLOSED_EXIT
+        else:
+            if debug:
+                traceback.print_exc()
+            for line in str(exc).splitlines() or [""]:  # several for an assembler's errors
+                click.echo(f"tessera: {line}", err=True)
+            code = exc.exit_code
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except MemoryError:
@@ -217,7 +342,11 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"tessera: internal error: {type(exc).__name__}: {first} "
                    "(rerun with --debug for the traceback)", err=True)
         code = INTERNAL_ERROR_EXIT
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        code = code or PIPE_CLOSED_EXIT
     sys.exit(code)
 
 

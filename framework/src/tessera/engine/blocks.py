@@ -32,11 +32,10 @@ import sys
 import types
 from typing import Any
 
-import structlog
-
 from tessera.engine import capture, inline
+from tessera.logs import get_logger
 
-log = structlog.get_logger("tessera.engine")
+log = get_logger("tessera.engine")  # structlog is imported only if a message is shown
 
 MAX_LENGTH = 64
 HOT = 16         # visits of a PC before a block is compiled there (TESSERA_BLOCK_HOT)

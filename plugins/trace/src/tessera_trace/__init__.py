@@ -15,10 +15,23 @@ See docs/trace.md for every option and format.
 
 from __future__ import annotations
 
-from tessera_trace import plugin
-from tessera_trace.filters import PcRange, Window
-from tessera_trace.formats import FORMATS
-from tessera_trace.output import DEFAULT_LIMIT
-from tessera_trace.tracer import Tracer, attach, tracers_of
+import importlib
+from typing import Any
+
+#: public name -> the module that defines it; imported on first use, because the
+#: ``tessera`` entry point imports this package on every ``tessera run``
+_EXPORTS = {
+    "plugin": "tessera_trace.plugin", "PcRange": "tessera_trace.filters",
+    "Window": "tessera_trace.filters", "FORMATS": "tessera_trace.formats",
+    "DEFAULT_LIMIT": "tessera_trace.output", "Tracer": "tessera_trace.tracer",
+    "attach": "tessera_trace.tracer", "tracers_of": "tessera_trace.tracer",
+}
 
 __all__ = ["DEFAULT_LIMIT", "FORMATS", "PcRange", "Tracer", "Window", "attach", "plugin", "tracers_of"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(_EXPORTS[name])
+    return module if name == "plugin" else getattr(module, name)

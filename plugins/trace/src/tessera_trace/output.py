@@ -20,11 +20,10 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
-import structlog
-
 from tessera.errors import ConfigError
+from tessera.logs import get_logger
 
-log = structlog.get_logger("tessera.trace")
+log = get_logger("tessera.trace")  # structlog is imported only if a message is shown
 
 #: Default ``--trace-limit``: 1 GiB.
 DEFAULT_LIMIT = 1 << 30

@@ -9,11 +9,10 @@ end of a run) return just as quickly.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import tessera
-from tessera_trace import cli
-from tessera_trace.tracer import tracers_of
 
 TESSERA_API_VERSION = 1
 
@@ -21,13 +20,28 @@ TESSERA_API_VERSION = 1
 TESSERA_CONFORMANCE: dict[str, Any] = {"xfail": {}, "modifies_state": False}
 
 
+def tracers_of(machine: Any) -> list[Any]:
+    """The machine's open tracers, without importing the tracer (and the formats, numpy…).
+
+    Every ``tessera run`` imports this module (the plugin adds ``--trace``), so it stays
+    light: no tracer can exist before :mod:`tessera_trace.tracer` was imported, and the
+    hooks of an untraced run never import it.
+    """
+    tracer = sys.modules.get("tessera_trace.tracer")
+    return tracer.tracers_of(machine) if tracer is not None else []
+
+
 @tessera.hookimpl
 def tessera_run_options() -> list[Any]:
+    from tessera_trace import cli
+
     return cli.options()
 
 
 @tessera.hookimpl
 def tessera_run_configure(machine: Any, options: dict[str, Any]) -> None:
+    from tessera_trace import cli
+
     cli.configure(machine, options)
 
 

@@ -1,7 +1,6 @@
 """Entry point of the toy architecture plugin."""
 
 import tessera
-from tessera_toyarch.isa import TOY
 
 TESSERA_API_VERSION = 1
 
@@ -11,6 +10,8 @@ TESSERA_CONFORMANCE: dict = {"xfail": {}}
 
 @tessera.hookimpl
 def tessera_architectures():
+    from tessera_toyarch.isa import TOY  # imported when the architecture is needed, not at start-up
+
     return [TOY]
 
 

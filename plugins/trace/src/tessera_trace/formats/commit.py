@@ -30,7 +30,6 @@ from tessera_trace.effects import changes, hex_digits
 from tessera_trace.filters import FOREVER
 from tessera_trace.formats.base import Format, Observer
 from tessera_trace.layout import ArchLayout
-from tessera_trace.ledger import DRAIN_AT, LITERAL, Ledger
 
 # what an instruction's known writes call for (the first element of a plan)
 _NONE, _ONE, _SOME, _ALL = range(4)
@@ -131,6 +130,10 @@ class CommitFormat(Format):
         return str(value)
 
     def __init__(self, tracer: Any) -> None:
+        # here, not at the top: the ledger needs numpy, which an untraced `tessera run`
+        # (it imports the formats for the --trace choices) should not pay for
+        from tessera_trace.ledger import DRAIN_AT, LITERAL, Ledger
+
         super().__init__(tracer)
         ledger = self.ledger = Ledger(tracer.out, hexed=self.hexed, indexed=self.indexed,
                                       first=tracer.window.first)
