@@ -75,6 +75,7 @@ def suite_env(plugins: dict[str, str], allow: str = "none-of-the-installed") -> 
 def run_suite_in(tmp_path: Path, plugins: dict[str, str], *args: str) -> SuiteRun:
     """Run the suite on ``plugins`` (``{name: "module:attr"}``) with ``args``; parse its JUnit XML."""
     xml = tmp_path / "junit.xml"
+    xml.unlink(missing_ok=True)  # a test may run the suite more than once
     cmd = [sys.executable, "-m", "pytest", "--pyargs", "tessera_conformance", "-p", "no:cacheprovider",
            "-q", f"--junitxml={xml}", *QUICK, *args]
     proc = subprocess.run(cmd, cwd=tmp_path, env=suite_env(plugins), capture_output=True, text=True,

@@ -27,4 +27,6 @@ def test_suite_toy_passes(tmp_path):
     for name in ("add", "memory", "console", "trap-handled", "load-fault", "barrier", "deadlock", "endless"):
         assert outcomes[("cases", f"toy:toy:{name}")] == "passed"
     assert outcomes[("random-programs", "toy:toy")] == "passed"  # unknown semaphores trap (fixed)
+    widths = {target: outcome for (check, target), outcome in outcomes.items() if check == "register-width"}
+    assert len(widths) == 9 and set(widths.values()) == {"passed"}, widths  # the example and 8 cases
     assert outcomes[("deadlock", "toy:toy")] == "passed"

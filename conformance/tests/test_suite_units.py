@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
+import click
 import pytest
 from hypothesis import given
 from suite_support import FAKES
@@ -14,9 +16,10 @@ from tessera.plugins import PluginHost, PluginRecord
 from tessera_conformance import pytest_args
 from tessera_conformance.check_runs import _unmapped, execute_problems
 from tessera_conformance.discovery import Subject, parse_declarations
-from tessera_conformance.probes import Recorder
+from tessera_conformance.probes import Observer, Recorder, RegisterBounds
 from tessera_conformance.programs import check_expectations, parse_case, run, start
 from tessera_conformance.strategies import fixed, operand_strategy, random_words
+from tessera_conformance.tooloptions import OptionError, ToolOptions
 
 sys.path.insert(0, str(FAKES))
 import fakeplugins  # noqa: E402
@@ -169,6 +172,99 @@ def test_suite_pytest_args():
     assert pytest_args(plugins=["a", "b"], deep=True, budget=5, extra=["-q"]) == [
         "--pyargs", "tessera_conformance", "--tessera-plugin", "a", "--tessera-plugin", "b",
         "--tessera-deep", "--tessera-budget", "5", "-q"]
+    assert pytest_args(tool_options=["fi-at=4"]) == [
+        "--pyargs", "tessera_conformance", "--tessera-tool-option", "fi-at=4"]
+
+
+# --------------------------------------------------------------------------- tool options
+
+
+def _options():
+    opts = ToolOptions()
+    builtin = [click.Option(["--max-steps"], type=int, default=10)]
+    problems = opts.collect([
+        ("fi", fakeplugins.fault_injector.tessera_run_options()),
+        ("tr", [click.Option(["--tr-level", "tr_level"], type=click.IntRange(0, 3), default=1),
+                click.Option(["--tr-quiet/--tr-loud"], default=False),
+                click.Option(["--tr-agent"], multiple=True)]),
+        ("late", [click.Option(["--fi-at", "again"]), click.Option(["--max-steps", "steps"]), "--nope"]),
+        ("nothing", None),
+    ], builtin)
+    return opts, problems
+
+
+def test_tool_options_are_collected_like_the_command_line_adds_them():
+    opts, problems = _options()
+    assert problems == {"late": [
+        "option --fi-at clashes with an option of plugin fi (the tessera command does not add it)",
+        "option --max-steps clashes with an option of tessera run (the tessera command does not add it)",
+        "tessera_run_options returned str, not a click.Option (the tessera command ignores it)"]}
+    assert opts.owner == {"fi_at": "fi", "tr_level": "tr", "tr_quiet": "tr", "tr_agent": "tr"}
+    # without --tessera-tool-option every option has its default, as `tessera run` gives it
+    assert opts.values == {"fi_at": None, "tr_level": 1, "tr_quiet": False, "tr_agent": ()}
+    assert [opts.find(k) for k in ("fi_at", "--fi-at", "fi-at", "tr-loud", "nope")] == [
+        "fi_at", "fi_at", "fi_at", "tr_quiet", None]
+
+
+def test_tool_options_from_the_command_line_are_converted_by_their_types():
+    opts, _ = _options()
+    opts.apply(["fi-at=0x40", "tr_level=3", "tr-quiet", "tr-agent=core0", "--tr-agent=core1"])
+    assert opts.values == {"fi_at": 0x40, "tr_level": 3, "tr_quiet": True, "tr_agent": ("core0", "core1")}
+    assert opts.describe(opts.values) == "--fi-at 64 --tr-level 3 --tr-quiet --tr-agent core0 --tr-agent core1"
+    assert opts.describe(opts.values, ["fi"]) == "--fi-at 64"
+    opts.apply(["tr-quiet=false"])
+    assert opts.values["tr_quiet"] is False and opts.values["fi_at"] is None  # each apply starts afresh
+    for pairs, message in [(["fi-when=3"], "no plugin has an option 'fi-when' (options of tessera run from "
+                                           "plugins: --fi-at (fi), --tr-level (tr), --tr-quiet (tr), --tr-agent (tr))"),
+                           (["tr-level=9"], "9 is not in the range 0<=x<=3"),
+                           (["fi-at"], "--fi-at takes a value: NAME=VALUE"),
+                           (["tr-quiet=maybe"], "--tr-quiet is a flag")]:
+        with pytest.raises(OptionError, match=re.escape(message)):
+            opts.apply(pairs)
+
+
+def test_a_cases_tool_options_are_resolved_for_its_plugins_only():
+    opts, _ = _options()
+    opts.apply(["tr-level=2"])
+    got = opts.resolve({"--fi-at": "0x10", "tr_agent": "core1"}, ["fi", "tr"])
+    assert got == {"fi_at": 16, "tr_agent": ("core1",)}
+    assert opts.values_for(got) == {"fi_at": 16, "tr_level": 2, "tr_quiet": False, "tr_agent": ("core1",)}
+    assert opts.resolve({"fi_at": None}, ["fi"]) == {"fi_at": None}  # back to the default
+    with pytest.raises(OptionError, match="belongs to plugin tr, which takes no part in this case's runs"):
+        opts.resolve({"tr-level": 1}, ["fi", "good"])
+    with pytest.raises(OptionError, match="'fi-at': Invalid value for '--fi-at': 'soon' is not an address"):
+        opts.resolve({"fi-at": "soon"}, ["fi"])
+    assert "'tool_options' must map option names" in case(tool_options=["--fi-at"]).problem
+    assert case(tool_options={"--fi-at": 4}).tool_options == {"--fi-at": 4}
+
+
+# --------------------------------------------------------------------------- register width
+
+
+def test_register_bounds_see_what_the_observer_sees():
+    program = parse_case(fakeplugins.seeded.cases[0], fakeplugins.WIDE, "seeded", 0)
+    for engine in ("step", "fast"):
+        bounds = RegisterBounds()
+        host = PluginHost(load_entry_points=False, use_environment=False)
+        host.register(Observer([], bounds=bounds), "observer")
+        machine = start(program, host)
+        machine.set_engine(engine)
+        assert run(machine, 100).reason == "halted"
+        # the first add runs stepped on both engines; later ones are captured in a block on the
+        # fast engine (engine-equivalence compares those values with the step engine's)
+        assert bounds.found == ["core0 r[3] = 0x100000000, wider than 32 bits after add at 0xc (word 0x4c48000)"]
+
+
+def test_register_bounds_check_whole_files():
+    bounds = RegisterBounds(limit=2)
+    machine = Machine(fakeplugins.WIDE, config={"cores": 1, "echo": False})
+    core = machine.cpus[0]
+    bounds.check_all(core, "here")
+    assert bounds.found == []
+    core.r[5], core.c[1], core.r[7] = 1 << 40, "x", -3
+    bounds.check_all(core, "there")
+    assert bounds.found == ["core0 r[5] = 0x10000000000, wider than 32 bits there",
+                            "core0 c[1] = 'x', not an integer there"]  # at most limit, in file order
 
 
 def test_suite_deep_mode_budgets():

@@ -7,15 +7,20 @@ from __future__ import annotations
 import configparser
 import importlib
 import re
+import shlex
+import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from tessera import plugins
+from tessera import version as tessera_version
 from tessera.cli.demo import run_example
 from tessera.cli.main import cli, main
-from tessera.cli.newplugin import generate, name_clash, name_problem
+from tessera.cli.newplugin import generate, module_name, name_clash, name_problem, tox_sources
 from tessera.errors import ConfigError
 from tessera.isa.asm import assemble
 from tessera.machine import Machine
@@ -31,6 +36,14 @@ TOOL_FILES = [
     ".gitignore", "README.md", "pyproject.toml", "tox.ini",
     "src/tessera_{n}/__init__.py", "src/tessera_{n}/plugin.py", "tests/test_{n}.py",
 ]
+
+
+@pytest.fixture(autouse=True)
+def keep_default_host():
+    """The ``tessera`` group makes the host it runs with the process default; put it back."""
+    saved = plugins._default
+    yield
+    plugins.set_default_host(saved)
 
 
 @pytest.fixture
@@ -52,7 +65,7 @@ def error_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("tessera:")]
 
 
-@pytest.mark.parametrize("name", ["a", "mini16", "my_arch", "x" * 32])
+@pytest.mark.parametrize("name", ["a", "mini16", "my_arch", "acme-isa", "a-1-b", "x" * 32])
 def test_good_names(name):
     assert name_problem(name) is None
 
@@ -60,7 +73,11 @@ def test_good_names(name):
 @pytest.mark.parametrize(("name", "why"), [
     ("", "empty"),
     ("Mini", "lowercase"),
-    ("my-arch", "try 'my_arch'"),
+    ("My-Arch", "try 'my-arch'"),
+    ("my--arch", "a plugin name"),
+    ("arch-", "a plugin name"),
+    ("my-_arch", "try 'my__arch'"),
+    ("-arch", "starting with a letter"),
     ("1arch", "starting with a letter"),
     ("_arch", "starting with a letter"),
     ("a b", "lowercase"),
@@ -68,6 +85,7 @@ def test_good_names(name):
     ("class", "keyword"),
     ("tessera", "Tessera itself"),
     ("tessera_x", "Tessera itself"),
+    ("tessera-x", "Tessera itself"),
 ])
 def test_bad_names(name, why):
     assert why in name_problem(name)
@@ -78,7 +96,7 @@ def test_a_bad_name_is_a_one_line_usage_error(capsys, tmp_path, clean_env):
     assert code == 2 and out == ""
     assert error_lines(err) == [
         "tessera: usage error: Invalid value for 'NAME': 'My-Arch' is not a plugin name: use lowercase "
-        "letters, digits and '_', starting with a letter (try 'my_arch') (see 'tessera new-plugin --help')"]
+        "letters, digits, '_' and '-', starting with a letter (try 'my-arch') (see 'tessera new-plugin --help')"]
     assert list(tmp_path.iterdir()) == []
 
 
@@ -169,8 +187,82 @@ def test_the_generated_files(tmp_path, kind, expected):
     tox.read(target / "tox.ini")
     assert tox["tox"]["envlist"].split(", ") == ["py", "conformance"]
     assert "--pyargs tessera_conformance --tessera-plugin gen" in tox["testenv:conformance"]["commands"]
-    assert "TESSERA_CONFORMANCE" in tox["testenv:conformance"]["deps"]
+    assert "TESSERA_CONFORMANCE" in tox["testenv:conformance"]["commands_pre"]
     assert "tessera-gen" in (target / "README.md").read_text()
+
+
+def test_a_hyphenated_name_gives_the_usual_package_spelling(tmp_path, capsys, clean_env):
+    code, out, err = tessera(capsys, "--only-plugin", "toy", "new-plugin", "acme-isa", "--dir", str(tmp_path))
+    assert code == 0 and error_lines(err) == [], err
+    target = tmp_path / "tessera-acme-isa"
+    found = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
+    assert found == sorted(f.format(n="acme_isa") for f in ARCH_FILES)
+    project = tomllib.loads((target / "pyproject.toml").read_text())
+    assert project["project"]["name"] == "tessera-acme-isa"
+    assert project["project"]["entry-points"]["tessera"] == {"acme-isa": "tessera_acme_isa.plugin"}
+    assert "tessera demo --arch acme-isa" in out
+    assert module_name("acme-isa") == "tessera_acme_isa"
+
+
+def test_the_hyphenated_architecture_works_in_process(importable):
+    plugin = importable("kitgen-hyphen", "arch")
+    assert plugin.__name__ == "tessera_kitgen_hyphen.plugin"
+    host = PluginHost(load_entry_points=False, use_environment=False)
+    assert host.register(plugin, "kitgen-hyphen").status == "active"
+    arch = host.architecture("kitgen-hyphen")
+    ok, summary = run_example(host, arch, arch.examples[0])
+    assert ok, summary
+
+
+# --------------------------------------------------------------------------- tox.ini
+
+
+def _tox(target):
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(target / "tox.ini")
+    return tox
+
+
+def _need(tox, variable, value, what):
+    """Run the tox.ini's check command as tox would (its words split like a shell's)."""
+    line = next(ln for ln in tox["testenv"]["commands_pre"].splitlines() if variable in ln)
+    words = shlex.split(line.replace("{[tessera]need}", tox["tessera"]["need"]))
+    assert words[-3:] == [variable, "{[tessera]core}" if variable == "TESSERA_CORE" else "{[tessera]suite}", what]
+    words[-2] = value
+    words[0] = sys.executable
+    return subprocess.run(words, capture_output=True, text=True, check=False)
+
+
+def test_tox_installs_the_core_from_the_checkout_it_was_generated_from(tmp_path):
+    target = generate("toxed", "tool", tmp_path)
+    tox = _tox(target)
+    sources = tox_sources()
+    framework = Path(tessera_version.__file__).resolve().parents[2]  # this checkout's framework/ (editable)
+    assert sources["core_source"] == str(framework)
+    assert tox["tessera"]["core"] == f"{{env:TESSERA_CORE:{framework}}}"
+    assert tox["tessera"]["suite"] == f"{{env:TESSERA_CONFORMANCE:{sources['suite_source']}}}"
+    # tox does not install the package (its dependency "tessera" would come from the index);
+    # commands_pre installs it after the core
+    assert tox["testenv"]["skip_install"] == "true"
+    assert 'pip install -q "{[tessera]core}" "{toxinidir}"' in tox["testenv"]["commands_pre"]
+    assert ('pip install -q "{[tessera]core}" "{[tessera]suite}" "{toxinidir}"'
+            in tox["testenv:conformance"]["commands_pre"])
+    assert "{env:TESSERA_CORE:tessera}" not in (target / "tox.ini").read_text()
+
+
+def test_tox_without_a_core_stops_with_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr("tessera.cli.newplugin.local_source", lambda dist: None)
+    target = generate("untoxed", "tool", tmp_path)
+    tox = _tox(target)
+    assert tox["tessera"]["core"] == "{env:TESSERA_CORE:}"
+    assert tox["tessera"]["suite"] == "{env:TESSERA_CONFORMANCE:}"
+    assert "They have no default here" in (target / "tox.ini").read_text()
+    refused = _need(tox, "TESSERA_CORE", "", "core")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.splitlines() == [
+        "tox: set TESSERA_CORE to the Tessera core to install: a directory of a Tessera checkout or a "
+        "wheel (the tessera on the package index is an unrelated project)"]
+    assert _need(tox, "TESSERA_CORE", "/some/checkout/framework", "core").returncode == 0
 
 
 @pytest.fixture
@@ -183,7 +275,7 @@ def importable(tmp_path):
         sys.path.insert(0, str(target / "src"))
         added.append(str(target / "src"))
         importlib.invalidate_caches()
-        return importlib.import_module(f"tessera_{name}.plugin")
+        return importlib.import_module(f"{module_name(name)}.plugin")
 
     yield make
     for path in added:

@@ -8,6 +8,7 @@ from typing import Any
 import click
 import pytest
 
+from tessera.errors import PluginError
 from tessera.version import SUPPORTED_API_VERSIONS
 from tessera_conformance.probes import Recorder
 from tessera_conformance.programs import run
@@ -16,6 +17,7 @@ from tessera_conformance.runs import (
     ProgramBroken,
     architectural_digest,
     build,
+    first_difference,
     reference,
     state_difference,
     state_of,
@@ -108,12 +110,20 @@ def test_hooks(plugin_target, conformance_suite, capsys):
         _fail(f"plugin {subject.name}: " + "; ".join(problems))
 
 
+def _enabled(suite, tool, program) -> str:
+    """``with NAME enabled (--its-option VALUE), <program>`` for messages."""
+    given = suite.tool_options.describe(suite.options_for(program), [tool.name])
+    return f"with {tool.name} enabled{f' ({given})' if given else ''}, {program.label()}"
+
+
 def test_transparency(tool_target, conformance_suite):
-    """Enabling the tool plugin leaves the program's architectural result unchanged."""
+    """Enabling the tool plugin (configured with the tool options) leaves the program's
+    architectural result unchanged."""
     tool = tool_target.subject
     program = tool_target.payload
     if tool.modifies_state:
-        pytest.skip(f"{tool.name} declares that it modifies state: {tool.modifies_state}")
+        pytest.skip(f"{tool.name} declares that it modifies state: {tool.modifies_state} "
+                    "(tool-determinism checks it instead)")
     suite = conformance_suite
     timing = "tessera_timing_model" in tool.hooks
     log: list[tuple[Any, ...]] = []
@@ -124,7 +134,7 @@ def test_transparency(tool_target, conformance_suite):
     except ProgramBroken as exc:
         pytest.skip(f"reference program unusable (reported by its own checks): {exc}")
     outcome = run(machine, program.max_steps)
-    with_tool = f"with {tool.name} enabled, {program.label()}"
+    with_tool = _enabled(suite, tool, program)
     if outcome.signature() != ref.outcome.signature():
         _fail(f"{with_tool} ended with {outcome.detail!r} instead of {ref.outcome.detail!r}")
     if timing:  # a cycle model changes the clock, which is not architectural state
@@ -143,3 +153,43 @@ def test_transparency(tool_target, conformance_suite):
         _fail(f"{with_tool} ends in a different state ({state_difference(a, b) if a != b else 'memory differs'}); "
               "a plugin that changes results on purpose declares TESSERA_CONFORMANCE = "
               "{'modifies_state': 'why'}")
+
+
+def test_tool_determinism(tool_target, conformance_suite):
+    """A tool that declares ``modifies_state`` changes results reproducibly and never crashes.
+
+    Two runs of the program with the tool enabled and configured with the same tool
+    options must end alike (outcome, state hash, the instructions started), in a
+    result or a Tessera error other than a ``PluginError``: a fault-injection campaign
+    relies on an injection giving the same run every time.  Whether the tool changed
+    the result at all is printed, not judged: the cases a tool supplies (with their
+    ``tool_options``) pin what its injection must do.
+    """
+    tool = tool_target.subject
+    program = tool_target.payload
+    suite = conformance_suite
+    try:
+        ref = reference(suite, program)
+    except ProgramBroken as exc:
+        pytest.skip(f"reference program unusable (reported by its own checks): {exc}")
+    with_tool = _enabled(suite, tool, program)
+    runs = []
+    for _ in range(2):
+        log: list[tuple[Any, ...]] = []
+        machine = build(suite, program, (tool.name, tool.plugin), (RECORDER, Recorder(log)))
+        outcome = run(machine, program.max_steps)
+        if isinstance(outcome.error, PluginError):
+            _fail(f"{with_tool}: the run ended with {outcome.detail!r}")
+        runs.append((outcome, machine.state_hash(), [(e[1], e[2], e[3]) for e in log if e[0] == "B"],
+                     machine))
+    (first, hash1, trace1, m1), (second, hash2, trace2, m2) = runs
+    if first.signature() != second.signature():
+        _fail(f"{with_tool}: the first run ended with {first.detail!r}, the second with {second.detail!r}")
+    if trace1 != trace2:
+        _fail(f"{with_tool}: two runs started different instructions ({first_difference(trace1, trace2)})")
+    if hash1 != hash2:
+        a, b = state_of(m1), state_of(m2)
+        _fail(f"{with_tool}: two runs end in different states "
+              f"({state_difference(a, b) if a != b else 'memory differs'})")
+    changed = "changed" if hash1 != ref.hash or first.signature() != ref.outcome.signature() else "did not change"
+    print(f"{with_tool}: {tool.name} {changed} the result ({first.detail})")

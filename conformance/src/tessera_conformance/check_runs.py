@@ -22,12 +22,20 @@ from tessera.errors import (
 )
 from tessera.machine import Machine, NominalTiming
 from tessera.sync import Semaphore
-from tessera_conformance.probes import Observer, Recorder, Watcher, chunk_digests, unwatched_changes
+from tessera_conformance.probes import (
+    Observer,
+    Recorder,
+    RegisterBounds,
+    Watcher,
+    chunk_digests,
+    unwatched_changes,
+)
 from tessera_conformance.programs import check_expectations, run
 from tessera_conformance.runs import (
     RECORDER,
     ProgramBroken,
     build,
+    configure,
     first_difference,
     host_for,
     reference,
@@ -35,6 +43,12 @@ from tessera_conformance.runs import (
     state_of,
 )
 from tessera_conformance.strategies import fixed, random_words
+
+#: ``TESSERA_BLOCK_HOT`` while engine-equivalence runs: the fast engine translates a block at
+#: the second visit of its start (the default waits for 16), so loops of a few iterations
+#: already run as blocks.  Code that runs only once is stepped on both engines, blocks or
+#: not: docs/conformance.md says how to write a case whose code becomes hot.
+EQUIVALENCE_HOT = 2
 
 
 def _fail(message: str) -> None:
@@ -110,6 +124,10 @@ def test_snapshot(program_target, conformance_suite):
         restored = Machine.restore(data, host=host_for(suite, program, (RECORDER, Recorder(second_log))))
     except TesseraError as exc:
         _fail(f"{program.label()}: snapshot/restore after {half} steps failed: {exc}")
+    try:
+        configure(suite, program, restored)  # the tool options again, as `tessera resume` gives them
+    except ProgramBroken as exc:
+        _fail(f"after the restore: {exc}")
     rest = run(restored, program.max_steps - half)
     if rest.signature() != ref.outcome.signature():
         _fail(f"{program.label()}: restored at step {half}, the run ended with {rest.detail!r}; "
@@ -130,21 +148,24 @@ def test_engine_equivalence(program_target, conformance_suite):
     Each engine runs the program twice over — once straight through, once cut by a
     step budget at a third and two thirds — with an observer probe (which keeps
     blocks), and the outcomes, retirement sequences (traps and waits included) and
-    final state hashes must be equal.
+    final state hashes must be equal.  The observer also checks register widths;
+    ``register-width`` reports what it found.
     """
     suite, program = conformance_suite, program_target.payload
     ref = _reference(suite, program)
     cuts = sorted({c for c in (ref.steps // 3, 2 * ref.steps // 3) if c > 0})
     seen: dict[str, Any] = {}
+    bounds = RegisterBounds()
     hot = os.environ.get("TESSERA_BLOCK_HOT")
-    os.environ["TESSERA_BLOCK_HOT"] = "2"  # translate even short loops: compare blocks, not stepping
+    os.environ["TESSERA_BLOCK_HOT"] = str(EQUIVALENCE_HOT)  # translate short loops too: compare blocks
     try:
-        _run_both_engines(suite, program, cuts, seen)
+        _run_both_engines(suite, program, cuts, seen, bounds)
     finally:
         if hot is None:
             os.environ.pop("TESSERA_BLOCK_HOT", None)
         else:
             os.environ["TESSERA_BLOCK_HOT"] = hot
+    suite.cache[_bounds_key(program)] = list(bounds.found)
     for (step, fast), how in zip(zip(seen["step"], seen["fast"], strict=True),
                                  ("straight through", f"cut at steps {cuts}"), strict=True):
         if step[0] != fast[0]:
@@ -157,12 +178,13 @@ def test_engine_equivalence(program_target, conformance_suite):
                   f"({state_difference(step[3], fast[3]) if step[3] != fast[3] else 'memory differs'})")
 
 
-def _run_both_engines(suite: Any, program: Any, cuts: list[int], seen: dict[str, Any]) -> None:
+def _run_both_engines(suite: Any, program: Any, cuts: list[int], seen: dict[str, Any],
+                      bounds: RegisterBounds) -> None:
     for engine in ("step", "fast"):
         runs = []
         for plan in ((), tuple(cuts)):
             log: list[tuple[Any, ...]] = []
-            machine = build(suite, program, ("conformance-observer", Observer(log)))
+            machine = build(suite, program, ("conformance-observer", Observer(log, bounds=bounds)))
             machine.set_engine(engine)
             done, outcomes = 0, []
             for cut in plan:
@@ -170,8 +192,44 @@ def _run_both_engines(suite: Any, program: Any, cuts: list[int], seen: dict[str,
                 done = cut
             total = None if program.max_steps is None else program.max_steps - done
             outcomes.append(run(machine, total).signature())
+            _check_final(machine, bounds)
             runs.append((outcomes, log, machine.state_hash(), state_of(machine)))
         seen[engine] = runs
+
+
+def _bounds_key(program: Any) -> tuple[str, str, str]:
+    return ("register-width", program.arch.name, program.name)
+
+
+def _check_final(machine: Machine, bounds: RegisterBounds) -> None:
+    for agent in machine.agents:
+        if isinstance(agent, CpuAgent):
+            bounds.check_all(agent, "when the run ended")
+
+
+def test_register_width(program_target, conformance_suite):
+    """After every instruction, every register holds an int within its file's declared width.
+
+    The check rides on ``engine-equivalence``'s runs (both engines, each retirement
+    observed; see :class:`~tessera_conformance.probes.Observer`) when they ran in this
+    session, and otherwise runs the program once on the step engine with the same
+    observer.
+    """
+    suite, program = conformance_suite, program_target.payload
+    arch = program.arch
+    if not any(rf.storage for rf in arch.register_files):
+        pytest.skip(f"{arch.name} declares no register file with storage: no register to check")
+    _reference(suite, program)  # a broken program fails here, as in every other check
+    found = suite.cache.get(_bounds_key(program))
+    if found is None:
+        bounds = RegisterBounds()
+        machine = build(suite, program, ("conformance-observer", Observer([], bounds=bounds)))
+        machine.set_engine("step")
+        run(machine, program.max_steps)
+        _check_final(machine, bounds)
+        found = suite.cache[_bounds_key(program)] = list(bounds.found)
+    if found:
+        _fail(f"{program.label()}: a register holds a value its declared width cannot: " + "; ".join(found))
 
 
 # --------------------------------------------------------------------------- hooks
@@ -578,9 +636,12 @@ def _where(arch: Any, words: list[int], err: Any) -> str:
 
 
 def test_random_programs(arch_target, conformance_suite):
-    """Random words run from the reset PC end in a result or a Tessera error, never a crash."""
+    """Random words run from the reset PC end in a result or a Tessera error, never a crash,
+    and leave every register within its declared width."""
     suite, arch, subject = conformance_suite, arch_target.arch, arch_target.subject
-    host = suite.host_for(subject.name)
+    bounds = RegisterBounds(limit=3)  # and no register is written beyond its width
+    host = suite.host_for(subject.name,
+                          extra=[("conformance-observer", Observer([], bounds=bounds, analyse=False))])
     words_per_program, steps = 48, 200
     tally = Tally()
 
@@ -610,3 +671,6 @@ def test_random_programs(arch_target, conformance_suite):
                     f"placed in ({exc})")
     fixed(suite.random_programs)(given(rnd=st.randoms(use_true_random=False))(one))()
     print(f"{arch.name}: random programs ended with {dict(tally)}")
+    if bounds.found:  # checked after all of them: the draws (seeded by one's source) stay as they were
+        _fail(f"{arch.name}: a random program left a register holding a value its declared width "
+              f"cannot: {'; '.join(bounds.found)}")

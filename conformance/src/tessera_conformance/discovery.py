@@ -29,6 +29,7 @@ import attrs
 from tessera.isa import Architecture
 from tessera.plugins import ACTIVE, DISABLED, FAILED, PluginHost, PluginRecord, call_impl
 from tessera_conformance.programs import Program, from_example, parse_case
+from tessera_conformance.tooloptions import OptionError, ToolOptions
 
 #: Hooks that only describe a plugin; every other hook takes part in runs ("tool" hooks).
 DISCOVERY_HOOKS = frozenset({"tessera_architectures", "tessera_cli_commands", "tessera_conformance_cases"})
@@ -44,12 +45,14 @@ CHECKS = {
     "architecture": "the description builds a decoder and a machine; every row has semantics",
     "round-trip": "each encoding row: encode -> decode -> disassemble -> assemble gives the word back",
     "random-words": "random words decode to an instruction, the illegal form or DecodeError, nothing else",
-    "random-programs": "random programs end in a result or a Tessera error, never a crash",
+    "random-programs": "random programs end in a result or a Tessera error, never a crash, and keep "
+                       "registers within their width",
     "examples": "each bundled example runs and passes its check",
     "cases": "each conformance case gives the expected final state or output",
     "determinism": "running a program twice gives the same state hash and instruction trace",
     "snapshot": "snapshot mid-run + restore + continue equals the uninterrupted run",
     "engine-equivalence": "the fast and step engines give the same outcome, state and retirements",
+    "register-width": "after every instruction, every register holds a value within its declared width",
     "budget": "step, cycle and time budgets stop runs exactly; the machine can continue",
     "memory-fault": "faulting accesses carry the address and the agent",
     "execute-hooks": "execute callbacks fire once per instruction; unsubscribed ones never",
@@ -58,6 +61,7 @@ CHECKS = {
     "deadlock": "a machine whose agents all wait reports a deadlock naming each of them",
     # tool plugins (hooks that take part in runs)
     "transparency": "enabling the plugin leaves every reference program's architectural result unchanged",
+    "tool-determinism": "a plugin declaring modifies_state changes results reproducibly, without crashing",
 }
 
 DECLARATION_KEYS = frozenset({"xfail", "modifies_state"})
@@ -158,7 +162,9 @@ class Suite:
     """Everything discovered for one pytest session, and the runs the checks share."""
 
     def __init__(self, *, selected: Iterable[str] = (), budget: int = 10_000, examples: int = 20,
-                 programs: int = 40, deep: bool = False) -> None:
+                 programs: int = 40, deep: bool = False, tool_options: Iterable[str] = ()) -> None:
+        """Discover every plugin; ``tool_options`` are ``NAME=VALUE`` pairs for the plugins'
+        ``tessera run`` options (:class:`OptionError` when one names nothing or is refused)."""
         self.selected = list(dict.fromkeys(selected))
         self.budget = budget
         self.examples = examples
@@ -172,6 +178,8 @@ class Suite:
         self.arch_programs: dict[str, list[Program]] = {}
         self.generated_checks: set[str] = set()
         self.cache: dict[Any, Any] = {}
+        self.tool_options = ToolOptions()
+        self._option_pairs = list(tool_options)
         self._discover()
 
     # ------------------------------------------------------------------ discovery
@@ -213,6 +221,7 @@ class Suite:
                         f"architecture {arch_name!r} is provided by {' and '.join(plugins)} "
                         "(the tessera command refuses to run with both; disable one)")
             self.arch_plugin.setdefault(arch_name, providers[0][0])
+        self._collect_run_options()
         for subject in self.subjects.values():
             if subject.record is not None and subject.record.status == FAILED:
                 subject.archs = []  # failed while discovering: nothing of it is used
@@ -237,6 +246,20 @@ class Suite:
                                             f"no plugin named {name!r} is installed (plugins: {known})")
                     picked[name] = missing
             self.subjects = picked
+
+    def _collect_run_options(self) -> None:
+        """The ``tessera run`` options of every plugin (see :mod:`tessera_conformance.tooloptions`)."""
+        from tessera.cli.run import run as run_command
+
+        answers = self._call_each("tessera_run_options")
+        for plugin, problems in self.tool_options.collect(answers, run_command.params).items():
+            self.subjects[plugin].problems.extend(problems)
+        self.tool_options.drop(name for name, rec in self.host.records.items() if rec.status == FAILED)
+        self.tool_options.apply(self._option_pairs)
+
+    def options_for(self, program: Program) -> dict[str, Any]:
+        """What ``tessera_run_configure`` receives in the runs of ``program``."""
+        return self.tool_options.values_for(program.run_options)
 
     def _call_each(self, hook: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Like ``host.call_each``, but any exception (a ``PluginError`` too) fails only its plugin."""
@@ -263,6 +286,12 @@ class Suite:
                 if prog.problem is None and prog.name in names:
                     prog.problem = (f"conformance case {prog.name!r} from plugin {plugin}: another "
                                     f"program of {arch.name} already has that name")
+                if prog.problem is None and prog.tool_options:
+                    try:
+                        prog.run_options = self.tool_options.resolve(prog.tool_options,
+                                                                     {subject.name, plugin})
+                    except OptionError as exc:
+                        prog.problem = f"conformance case {prog.name!r} from plugin {plugin}: {exc}"
                 names.add(prog.name)
                 programs.append(prog)
         for plugin in {p.provider for p in programs}:  # a provider that failed later is dropped

@@ -48,6 +48,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="hypothesis examples per encoding row in round-trip (default 20; deep 200)")
     group.addoption("--tessera-programs", type=int, default=None, metavar="N",
                     help="random programs run per architecture (default 40; deep 2,000)")
+    group.addoption("--tessera-tool-option", action="append", default=[], metavar="NAME=VALUE",
+                    help="a value for a plugin's `tessera run` option in every run the suite makes "
+                         "(repeatable; NAME as in `--fi-at` or `fi_at`; a flag alone or NAME=false)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse a ``--tessera-tool-option`` that names no plugin option, before anything runs."""
+    if config.getoption("--tessera-tool-option", None):
+        get_suite(config)
 
 
 def get_suite(config: pytest.Config) -> Suite:
@@ -63,8 +72,14 @@ def get_suite(config: pytest.Config) -> Suite:
             value = config.getoption(f"--tessera-{name}")
             return int(value) if value is not None else base[name]
 
-        suite = Suite(selected=config.getoption("--tessera-plugin") or (), budget=pick("budget"),
-                      examples=pick("examples"), programs=pick("programs"), deep=deep)
+        from tessera_conformance.tooloptions import OptionError
+
+        try:
+            suite = Suite(selected=config.getoption("--tessera-plugin") or (), budget=pick("budget"),
+                          examples=pick("examples"), programs=pick("programs"), deep=deep,
+                          tool_options=config.getoption("--tessera-tool-option") or ())
+        except OptionError as exc:
+            raise pytest.UsageError(str(exc)) from None
         config.stash[SUITE_KEY] = suite
     return suite
 
@@ -162,12 +177,15 @@ def _tools(suite: Suite, check: str) -> list[Target]:
     for s in suite.subjects.values():
         if not (s.active and s.tool_hooks):
             continue
+        if check == "tool-determinism" and not s.modifies_state:
+            continue  # transparency covers it: equal to the reference run is reproducible
         own = {a.name for a in s.archs}
         for _owner, arch in suite.all_arches():
             if arch.name in own:
                 continue
             for p in suite.runnable_programs(arch):
-                out.append(Target(check, s, arch, p.name, p))
+                if p.provider != s.name:  # its own cases run with it anyway (determinism checks them)
+                    out.append(Target(check, s, arch, p.name, p))
     return out
 
 
@@ -281,3 +299,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"{name}: not checked ({why})")
     if suite.selected:
         tr.write_line(f"(narrowed with --tessera-plugin to: {', '.join(suite.selected)})")
+    if suite.tool_options.given:
+        tr.write_line(f"(tool options in every run: {suite.tool_options.describe(suite.tool_options.values)})")

@@ -13,6 +13,10 @@ Event tuples (one shared ``log`` per run, in the order things happened):
 * ``("R" | "S", agent, address, size, value, space)`` — a memory watch saw a read / store;
 * ``("O", agent, "PC WORD")`` — an execute *observer* saw an instruction retire (``"PC WORD ="``
   when the register it writes changed; ``("V", agent, value)`` follows with the new value).
+
+:class:`RegisterBounds` is not a plugin: an :class:`Observer` given one checks, at each
+retirement it sees, that the registers the instruction wrote hold values within the
+width their ``RegisterFile`` declares (``register-width``).
 """
 
 from __future__ import annotations
@@ -66,6 +70,75 @@ class Recorder:
         return [(e[1], e[2], e[3]) for e in self.log if e[0] == "B"]
 
 
+class RegisterBounds:
+    """Register values outside the width their ``RegisterFile`` declares (``register-width``).
+
+    A register of a ``width``-bit file holds an ``int`` in ``0 .. 2**width - 1``;
+    a semantic function that forgets to mask (``2**32`` in a 32-bit register, ``-1``
+    instead of ``0xFFFFFFFF``) breaks that silently until some comparison or store
+    goes wrong much later.  :meth:`check` looks at one register, :meth:`check_all` at
+    every register of an agent; the first ``limit`` problems are kept, in order, each
+    register once.
+    """
+
+    def __init__(self, limit: int = 5) -> None:
+        self.found: list[str] = []
+        self.limit = limit
+        self._seen: set[tuple[str, str, int]] = set()  # each register once: where it first went wrong
+        self._masks: dict[str, dict[str, int]] = {}  # by architecture name
+
+    def masks(self, agent: Any) -> dict[str, int]:
+        """``{file: 2**width - 1}`` for the agent's register files with storage."""
+        arch = agent.arch
+        got = self._masks.get(arch.name)
+        if got is None:
+            got = self._masks[arch.name] = {rf.name: (1 << rf.width) - 1 for rf in arch.register_files
+                                            if rf.storage}
+        return got
+
+    def _note(self, agent: Any, regfile: str, index: int, value: Any, where: str) -> None:
+        key = (agent.name, regfile, index)
+        if len(self.found) >= self.limit or key in self._seen:
+            return
+        self._seen.add(key)
+        width = self.masks(agent)[regfile].bit_length()
+        if not isinstance(value, int):
+            what = f"{value!r}, not an integer"
+        elif value < 0:
+            what = f"{value} (negative; a {width}-bit register holds 0 .. {(1 << width) - 1:#x})"
+        else:
+            what = f"{value:#x}, wider than {width} bits"
+        self.found.append(f"{agent.name} {regfile}[{index}] = {what} {where}")
+
+    def check(self, agent: Any, regfile: str, index: int, value: Any, where: str) -> None:
+        mask = self.masks(agent).get(regfile)
+        if mask is not None and not (isinstance(value, int) and 0 <= value <= mask):
+            self._note(agent, regfile, index, value, where)
+
+    def check_all(self, agent: Any, where: str) -> None:
+        regs = getattr(agent, "regs", None)
+        if not regs:
+            return
+        masks = self.masks(agent)
+        for regfile, values in regs.items():
+            mask = masks.get(regfile)
+            if mask is None or not values:
+                continue
+            try:  # two C-level passes: cheap enough to run after every instruction
+                fine = min(values) >= 0 and max(values) <= mask
+            except TypeError:  # something that is not a number
+                fine = False
+            if not fine:
+                for index, value in enumerate(values):
+                    if not (isinstance(value, int) and 0 <= value <= mask):
+                        self._note(agent, regfile, index, value, where)
+                        break
+
+
+def _where(ins: Any) -> str:
+    return f"after {ins.mnemonic} at {ins.address:#x} (word {ins.word:#x})"
+
+
 class Observer:
     """Retirements (``tessera_execute_observe``), traps and waits: a trace that keeps the fast
     engine translating blocks, unlike :class:`Recorder`'s execute callbacks.
@@ -75,12 +148,26 @@ class Observer:
     none): the log then also shows, as ``("V", agent, value)`` after the ``"O"`` event,
     the new value of the register the instruction wrote when it changed — and the
     engine-equivalence check compares those between engines too.
+
+    Given ``bounds`` (:class:`RegisterBounds`), each observer call also checks what the
+    instruction wrote: the one register it is known to write when its value changed,
+    every register when its writes are not known; trap entry and the state before the
+    first instruction are checked whole.  Where the fast engine runs a capture inside
+    a block the observer is not called, but the value it captures is in the log, which
+    ``engine-equivalence`` requires to equal the step engine's, where every retirement
+    is checked.
     """
 
     TESSERA_API_VERSION = 1
 
-    def __init__(self, log: list[tuple[Any, ...]] | None = None) -> None:
+    def __init__(self, log: list[tuple[Any, ...]] | None = None, *,
+                 bounds: RegisterBounds | None = None, analyse: bool = True) -> None:
         self.log = [] if log is None else log
+        self.bounds = bounds
+        #: False: do not work out what each instruction writes (about 0.1 ms per instruction
+        #: the first time it runs) and check every register after each one instead: cheaper
+        #: for code that mostly runs once, such as random programs.  No captures then.
+        self.analyse = analyse
         self._sinks: dict[Any, tuple[Any, Any, dict[str, list[Any]]]] = {}
 
     def sink(self, agent: Any) -> tuple[Any, Any, dict[str, list[Any]]]:
@@ -101,10 +188,14 @@ class Observer:
 
     @tessera.hookimpl
     def tessera_machine_ready(self, machine: Any) -> None:
+        mine = set(map(id, machine.agents))  # one probe may serve machine after machine: keep none alive
+        self._sinks = {a: v for a, v in self._sinks.items() if id(a) in mine}
         for agent in machine.agents:  # shadows from the same moment on both engines
             self._sinks.pop(agent, None)
             if getattr(agent, "regs", None) is not None:
                 self.sink(agent)
+                if self.bounds is not None:
+                    self.bounds.check_all(agent, "before the first instruction (set by the board or a plugin)")
 
     @tessera.hookimpl
     def tessera_execute_observe(self, ins: Any) -> Any:
@@ -112,7 +203,8 @@ class Observer:
 
         token = f"{ins.address:#x} {ins.word:#x}"
         sink = self.sink
-        plan: list[Any] = []
+        bounds = self.bounds
+        plan: list[Any] = [] if self.analyse else [False]
 
         def observe(agent: Any, ins: Any) -> None:
             record, remember, shadows = sink(agent)
@@ -126,6 +218,8 @@ class Observer:
             register = plan[0]
             if not register:
                 record(token)
+                if register is False and bounds is not None:  # writes not known: look at them all
+                    bounds.check_all(agent, _where(ins))
                 return
             rf, index = register
             value = getattr(agent, rf)[index]
@@ -134,6 +228,8 @@ class Observer:
                 shadow[index] = value
                 record(token + " =")
                 remember(value)
+                if bounds is not None:
+                    bounds.check(agent, rf, index, value, _where(ins))
             else:
                 record(token)
 
@@ -142,6 +238,12 @@ class Observer:
     @tessera.hookimpl
     def tessera_trap(self, agent: Any, trap: Any) -> None:
         self.log.append(("T", agent.name, getattr(agent, "pc", None), trap.cause))
+
+    @tessera.hookimpl
+    def tessera_trap_taken(self, agent: Any, trap: Any) -> None:
+        if self.bounds is not None:
+            self.bounds.check_all(agent, f"after trap entry ({getattr(trap, 'name', 'trap')}, "
+                                        f"cause {getattr(trap, 'cause', '?')})")
 
     @tessera.hookimpl
     def tessera_sync_event(self, machine: Any, event: Any) -> None:

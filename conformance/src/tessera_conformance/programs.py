@@ -30,7 +30,7 @@ from tessera.machine import Machine, RunResult
 DEFAULT_MAX_STEPS = 1_000_000
 #: Keys of a case dict.
 CASE_KEYS = frozenset({"name", "description", "source", "program", "words", "load", "entry", "config",
-                       "max_steps", "expect", "stdout", "check", "xfail"})
+                       "max_steps", "expect", "stdout", "check", "xfail", "tool_options"})
 #: Keys of ``expect``; any other key is taken as an agent name holding register values
 #: (``{"core0": {"r": {4: 7}}}``, the short form ``docs/hooks.md`` shows).
 EXPECT_KEYS = frozenset({"reason", "exit_code", "registers", "pc", "memory", "error"})
@@ -58,6 +58,9 @@ class Program:
     xfail: str | None = None
     description: str = ""
     problem: str | None = None  # why the case is malformed (the check then fails with it)
+    #: the case's ``tool_options`` as given, and as the suite resolved them (parameter name -> value)
+    tool_options: dict[str, Any] = attrs.field(factory=dict)
+    run_options: dict[str, Any] = attrs.field(factory=dict)
 
     @property
     def expected_reason(self) -> str:
@@ -130,6 +133,11 @@ def _fill_case(prog: Program, raw: Any) -> None:
     if not isinstance(config, Mapping):
         raise ValueError("'config' must be a dict of machine settings")
     prog.config = dict(config)
+    options = raw.get("tool_options") or {}
+    if not isinstance(options, Mapping) or not all(isinstance(k, str) and k for k in options):
+        raise ValueError("'tool_options' must map option names (as `tessera run` takes them, e.g. "
+                         "'--fi-at' or 'fi_at') to values")
+    prog.tool_options = dict(options)
     if raw.get("max_steps") is not None:
         prog.max_steps = _int(raw["max_steps"], "'max_steps'")
         if prog.max_steps <= 0:

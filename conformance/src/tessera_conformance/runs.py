@@ -16,12 +16,14 @@ import json
 from typing import Any
 
 import attrs
+import pytest
 
 from tessera.errors import TesseraError
 from tessera.machine import Machine
 from tessera_conformance.discovery import Suite
 from tessera_conformance.probes import Recorder, Selective, chunk_digests
 from tessera_conformance.programs import Outcome, Program, run, start
+from tessera_conformance.tooloptions import configure as run_configure
 
 RECORDER = "conformance-recorder"
 
@@ -58,14 +60,38 @@ def host_for(suite: Suite, program: Program, *extra: tuple[str, Any]) -> Any:
 
 
 def build(suite: Suite, program: Program, *extra: tuple[str, Any]) -> Machine:
-    """A fresh machine with ``program`` loaded, on a host with the given probes."""
+    """A fresh machine with ``program`` loaded, on a host with the given probes (or tools),
+    configured as ``tessera run`` configures it (:func:`configure`)."""
     if program.problem is not None:
         raise ProgramBroken(program.problem)
     try:
-        return start(program, host_for(suite, program, *extra))
+        machine = start(program, host_for(suite, program, *extra))
     except TesseraError as exc:
         raise ProgramBroken(f"{program.label()} (from plugin {program.provider}) cannot be "
                             f"loaded: {exc}") from None
+    return configure(suite, program, machine)
+
+
+def configure(suite: Suite, program: Program, machine: Machine) -> Machine:
+    """Hand the plugins' ``tessera_run_configure`` the tool options of ``program``'s runs.
+
+    ``tessera run`` does this after loading and ``tessera resume`` after restoring; so
+    does the suite (see :mod:`tessera_conformance.tooloptions`).  A plugin of the program
+    (its architecture's or the case's) that refuses makes the program broken; any other
+    plugin that refuses, or raises, fails the check that enabled it.
+    """
+    values = suite.options_for(program)
+    own = set(plugins_for(suite, program))
+
+    def refused(plugin: str, message: str) -> None:
+        given = suite.tool_options.describe(values, [plugin])
+        what = f"plugin {plugin}: {message}" + (f" (tool options: {given})" if given else "")
+        if plugin in own:
+            raise ProgramBroken(f"{program.label()}: {what}")
+        pytest.fail(f"{program.label()}: {what}", pytrace=False)
+
+    run_configure(machine, values, refused)
+    return machine
 
 
 def state_of(machine: Machine) -> dict[str, Any]:

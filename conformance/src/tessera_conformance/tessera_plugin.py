@@ -40,11 +40,13 @@ def _selection(host: Any) -> dict[str, str]:
               help="Check only this plugin (repeatable); default: every installed plugin.")
 @click.option("--deep", is_flag=True, help="Deep mode: 10^6 random words per architecture and more.")
 @click.option("--budget", type=int, metavar="N", help="Random words per architecture (default 10,000).")
+@click.option("--tool-option", "tool_options", multiple=True, metavar="NAME=VALUE",
+              help="A value for a plugin's `tessera run` option in every run (repeatable).")
 @click.option("--junitxml", metavar="FILE", help="Also write a JUnit XML report to FILE.")
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_obj
-def conformance(obj: Any, plugins: tuple[str, ...], deep: bool, budget: int | None, junitxml: str | None,
-                pytest_args: tuple[str, ...]) -> int:
+def conformance(obj: Any, plugins: tuple[str, ...], deep: bool, budget: int | None,
+                tool_options: tuple[str, ...], junitxml: str | None, pytest_args: tuple[str, ...]) -> int:
     """Check installed plugins against the plugin contract (pytest --pyargs tessera_conformance).
 
     Extra arguments go to pytest (e.g. -q, -x, -k round-trip).  Exit status: pytest's
@@ -56,7 +58,7 @@ def conformance(obj: Any, plugins: tuple[str, ...], deep: bool, budget: int | No
     extra = list(pytest_args)
     if junitxml:
         extra += [f"--junitxml={junitxml}"]
-    args = make_args(plugins=plugins, deep=deep, budget=budget, extra=extra)
+    args = make_args(plugins=plugins, deep=deep, budget=budget, tool_options=tool_options, extra=extra)
     saved = dict(os.environ)
     try:
         if obj is not None and getattr(obj, "host", None) is not None:

@@ -7,9 +7,13 @@ in one way each.  The tests name them as ``name=fakeplugins:OBJECT``.
 
 from __future__ import annotations
 
+import weakref
+
 import attrs
+import click
 
 import tessera
+from tessera.cli.params import ADDRESS
 from tessera.control import Halt
 from tessera.isa import Architecture, Encoding, Example, Field, MemoryRegionSpec, RegisterFile
 from tessera.machine import NominalTiming
@@ -159,6 +163,79 @@ flipper = Flipper()
 declared_flipper = Flipper(declared=True)
 
 
+class FaultInjector:
+    """A fault injector driven by its option: ``--fi-at PC`` flips bit 0 of r1 each time the
+    instruction at PC retires; without the option it does nothing at all."""
+
+    TESSERA_API_VERSION = 1
+
+    def __init__(self, declared=True, cases=()):
+        if declared:
+            self.TESSERA_CONFORMANCE = {"modifies_state": "flips bit 0 of r1 where --fi-at says"}
+        self.cases = list(cases)
+        self.at = weakref.WeakKeyDictionary()  # machine -> PC (what tessera_run_configure was told)
+
+    @tessera.hookimpl
+    def tessera_run_options(self):
+        return [click.Option(["--fi-at", "fi_at"], type=ADDRESS, default=None, metavar="PC",
+                             help="Flip bit 0 of r1 after the instruction at PC.")]
+
+    @tessera.hookimpl
+    def tessera_run_configure(self, machine, options):
+        if options.get("fi_at") is None:
+            self.at.pop(machine, None)
+        else:
+            self.at[machine] = options["fi_at"]
+
+    @tessera.hookimpl
+    def tessera_execute_instrument(self, machine, ins):
+        if self.at.get(machine) != ins.address:
+            return None
+
+        def after(agent, ins):
+            agent.r[1] ^= 1
+
+        return None, after
+
+    @tessera.hookimpl
+    def tessera_conformance_cases(self, arch):
+        return [dict(c) for c in self.cases] if arch.name == "tiny" else None
+
+
+#: what the injector must do to SUM at 0x4 (``add r1, r2``): 12 becomes 13 before it is stored
+FI_CASES = [
+    {"name": "fi-flips-the-sum", "source": SUM, "max_steps": 100, "tool_options": {"--fi-at": "0x4"},
+     "expect": {"exit_code": 13, "memory": {0x80: (2, 13)}}},
+    {"name": "fi-idle", "source": SUM, "max_steps": 100, "tool_options": {"fi_at": None},  # the default,
+     "expect": {"exit_code": 12}},                                                 # whatever the session says
+]
+fault_injector = FaultInjector(cases=FI_CASES)
+undeclared_injector = FaultInjector(declared=False)
+wrong_expectation_injector = FaultInjector(cases=[
+    {"name": "fi-expects-no-flip", "source": SUM, "max_steps": 100, "tool_options": {"fi_at": 4},
+     "expect": {"exit_code": 12}}])
+
+
+class CoinFlipper(FaultInjector):
+    """An injector that flips a coin (a fresh one each run): not reproducible."""
+
+    def __init__(self):
+        super().__init__()
+        self.runs = 0
+
+    @tessera.hookimpl
+    def tessera_run_configure(self, machine, options):
+        self.runs += 1
+        self.at[machine] = options["fi_at"] if self.runs % 2 else None
+
+
+coin_flipper = CoinFlipper()
+bad_case_injector = FaultInjector(cases=[
+    {"name": "fi-bad-value", "source": SUM, "tool_options": {"fi_at": "twelve"}, "expect": {"exit_code": 12}},
+    {"name": "fi-unknown", "source": SUM, "tool_options": {"--fi-when": "4"}, "expect": {"exit_code": 12}},
+])
+
+
 class Crasher:
     """A tool whose execute hook raises."""
 
@@ -250,3 +327,37 @@ stale = Arch(attrs.evolve(TINY, name="tiny-stale"), cases=CASES[:1],
              conformance={"xfail": {"determinism": "said to fail, but it passes",
                                     "round-trip:tiny-stale:9-*": "matches no row",
                                     "no-such-check": "a typo"}})
+
+# --------------------------------------------------------------------------- seeded bugs
+
+# A copy of the toy architecture with two seeded semantic bugs that no final-state
+# expectation below notices: `add` does not wrap at 32 bits, `sub` does not wrap below 0.
+# The register-width check must catch both.
+from tessera_toyarch import TOY  # noqa: E402
+
+
+def _add_unmasked(cpu, ins):
+    if ins.rd:
+        cpu.r[ins.rd] = cpu.r[ins.rs1] + cpu.r[ins.rs2]
+
+
+def _sub_unmasked(cpu, ins):
+    if ins.rd:
+        cpu.r[ins.rd] = cpu.r[ins.rs1] - cpu.r[ins.rs2]
+
+
+SEEDED = {"add": _add_unmasked, "sub": _sub_unmasked}
+WIDE = attrs.evolve(TOY, name="toy-seeded", examples=(),
+                    encodings=tuple(attrs.evolve(e, semantics=SEEDED.get(e.mnemonic, e.semantics))
+                                    for e in TOY.encodings))
+ONE_CORE = {"cores": 1, "echo": False}
+seeded = Arch(WIDE, cases=[
+    {"name": "carry", "config": ONE_CORE, "max_steps": 100, "expect": {"exit_code": 0},
+     "description": "0xffffffff + 1 in a loop (hot: blocks on the fast engine)",
+     "source": "li r1, -1\nli r2, 1\nli r4, 4\nloop: add r3, r1, r2\naddi r4, r4, -1\n"
+               "bne r4, r0, loop\nhalt r0\n"},
+    {"name": "borrow", "config": ONE_CORE, "max_steps": 100, "expect": {"exit_code": 0},
+     "description": "0 - 1, once", "source": "li r1, 1\nsub r2, r0, r1\nhalt r0\n"},
+    {"name": "fine", "config": ONE_CORE, "max_steps": 100, "expect": {"exit_code": 7},
+     "source": "li r1, 3\nli r2, 4\nadd r3, r1, r2\nhalt r3\n"},
+])

@@ -2,24 +2,30 @@
 
 ``tessera new-plugin NAME [--kind arch|tool] [--dir PATH]`` writes ``PATH/tessera-NAME/``:
 a ``pyproject.toml`` with the entry point (group ``tessera``, plugin name ``NAME``),
-``src/tessera_NAME/`` with the plugin, ``tests/``, a ``tox.ini`` with a ``conformance``
-environment and a README.  ``--kind arch`` (the default) gives a three-instruction
+``src/tessera_NAME/`` with the plugin (hyphens in NAME become underscores in the
+module: ``acme-isa`` gives ``tessera-acme-isa`` and ``tessera_acme_isa``), ``tests/``, a
+``tox.ini`` with a ``conformance`` environment and a README.  ``--kind arch`` (the default) gives a three-instruction
 architecture — encoding table, semantics, board, example, conformance cases; ``--kind
 tool`` an instruction-counting tool plugin.  The package installs and passes the
 conformance suite as generated; ``docs/writing-plugins.md`` walks through it.
 
 The files come from the package data in ``tessera/templates/``: ``common/`` for every
 kind plus one directory per kind.  Template files end in ``.tmpl``; ``{{key}}`` in their
-text and ``__module__``/``__name__`` in their paths are replaced, and a file called
-``dot-NAME`` becomes ``.NAME``.
+text and ``__module__``/``__name__`` in their paths are replaced (``__name__`` by the
+name with underscores for hyphens), and a file called ``dot-NAME`` becomes ``.NAME``.
+The generated ``tox.ini`` installs the core and the suite from the directories this
+Tessera was installed from, when pip recorded them (:func:`local_source`).
 """
 
 from __future__ import annotations
 
 import importlib.metadata as md
 import importlib.util
+import json
 import keyword
 import re
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -33,7 +39,7 @@ from tessera.plugins import ENTRY_POINT_GROUP
 from tessera.version import PLUGIN_API_VERSION, __version__
 
 KINDS = ("arch", "tool")
-NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
+NAME_PATTERN = re.compile(r"[a-z](?:[a-z0-9_]|-(?=[a-z0-9]))*")  # a hyphen only between letters/digits
 MAX_NAME_LENGTH = 32
 TEMPLATE_SUFFIX = ".tmpl"
 
@@ -43,14 +49,23 @@ _DESCRIPTIONS = {
 }
 _ENTRY_POINTS = {"arch": "{module}.plugin", "tool": "{module}.plugin:PLUGIN"}
 _DEPENDENCIES = {"arch": ["tessera>={version}"], "tool": ["tessera>={version}", "structlog>=24.1"]}
+# An architecture plugin names its architectures (architecture = the plugin's module),
+# so that `--arch NAME` imports only this plugin (docs/writing-plugins.md).
+_ARCHITECTURES = {
+    "arch": ('\n# The architectures the plugin provides ("architecture name" = "plugin module"):\n'
+             '# `--arch {name}` then imports only this plugin.\n'
+             '[project.entry-points."tessera.architectures"]\n"{name}" = "{module}.plugin"\n'),
+    "tool": "",
+}
 
 
 def name_problem(name: str) -> str | None:
     """Why ``name`` cannot be a plugin name (``None`` if it can).
 
     Names are what users type after ``--arch``, ``--no-plugin`` and ``--tessera-plugin``
-    and become the distribution ``tessera-NAME`` and the module ``tessera_NAME``, so
-    they are kept to lowercase letters, digits and underscores, starting with a letter.
+    and become the distribution ``tessera-NAME`` and the module ``tessera_NAME`` (with
+    ``_`` for ``-``, :func:`module_name`), so they are kept to lowercase letters, digits,
+    ``_`` and ``-``, starting with a letter, a ``-`` only between letters or digits.
     """
     if not name:
         return "the name is empty"
@@ -58,15 +73,22 @@ def name_problem(name: str) -> str | None:
         return f"{name!r} is longer than {MAX_NAME_LENGTH} characters"
     if not NAME_PATTERN.fullmatch(name):
         hint = ""
-        if NAME_PATTERN.fullmatch(name.lower().replace("-", "_")):
-            hint = f" (try {name.lower().replace('-', '_')!r})"
-        return (f"{name!r} is not a plugin name: use lowercase letters, digits and '_', "
+        for candidate in (name.lower(), name.lower().replace("-", "_")):
+            if NAME_PATTERN.fullmatch(candidate):
+                hint = f" (try {candidate!r})"
+                break
+        return (f"{name!r} is not a plugin name: use lowercase letters, digits, '_' and '-', "
                 f"starting with a letter{hint}")
     if keyword.iskeyword(name):
         return f"{name!r} is a Python keyword"
-    if name == "tessera" or name.startswith("tessera_"):
+    if name == "tessera" or name.startswith(("tessera_", "tessera-")):
         return f"{name!r} would be confused with Tessera itself; leave out the 'tessera' prefix"
     return None
+
+
+def module_name(name: str) -> str:
+    """The Python package of plugin ``name``: ``acme-isa`` -> ``tessera_acme_isa``."""
+    return "tessera_" + name.replace("-", "_")
 
 
 def _normal(dist: str) -> str:
@@ -89,7 +111,7 @@ def name_clash(name: str, host: Any = None) -> str | None:
     for dist in md.distributions():
         if _normal(dist.metadata["Name"] or "") == _normal(dist_name):
             return f"the distribution {dist_name} is already installed"
-    module = f"tessera_{name}"
+    module = module_name(name)
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
@@ -109,19 +131,63 @@ def name_clash(name: str, host: Any = None) -> str | None:
 
 def substitutions(name: str, kind: str) -> dict[str, str]:
     """The ``{{key}}`` values for the templates of plugin ``name`` of ``kind``."""
-    module = f"tessera_{name}"
+    module = module_name(name)
     deps = [d.format(version=__version__) for d in _DEPENDENCIES[kind]]
     return {
         "name": name,
+        "ident": name.replace("-", "_"),
         "kind": kind,
         "module": module,
         "dist": f"tessera-{name}",
         "description": _DESCRIPTIONS[kind].format(name=name),
         "entry_point": _ENTRY_POINTS[kind].format(module=module),
+        "architectures": _ARCHITECTURES[kind].format(name=name, module=module),
         "dependencies": ", ".join(f'"{d}"' for d in deps),
         "tessera_version": __version__,
         "api_version": str(PLUGIN_API_VERSION),
+        **tox_sources(),
     }
+
+
+def local_source(dist: str) -> Path | None:
+    """The directory pip installed ``dist`` from, if it recorded one that still exists.
+
+    pip writes ``direct_url.json`` (PEP 610) into the metadata of a distribution
+    installed from a local directory — ``pip install ./framework`` or ``pip install -e``
+    — with its ``file://`` URL.  ``None`` for one installed from an index or a wheel.
+    """
+    try:
+        text = md.distribution(dist).read_text("direct_url.json")
+        info = json.loads(text) if text else {}
+    except (md.PackageNotFoundError, ValueError):
+        return None
+    url = info.get("url", "") if isinstance(info, dict) else ""
+    if not url.startswith("file://") or "dir_info" not in info:
+        return None
+    path = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
+    if not (path / "pyproject.toml").is_file() or any(c in str(path) for c in '{}"'):
+        return None  # gone, or a path tox.ini could not quote
+    return path
+
+
+def tox_sources() -> dict[str, str]:
+    """Defaults of ``TESSERA_CORE``/``TESSERA_CONFORMANCE`` in the generated ``tox.ini``.
+
+    The directories this Tessera and its conformance suite were installed from (a
+    checkout, usually), or nothing: the generated ``tox.ini`` then stops with one line
+    asking for them — never does it let pip fetch the distribution named ``tessera``
+    from the package index, which is an unrelated project.
+    """
+    core, suite = local_source("tessera"), local_source("tessera-conformance")
+    if core is not None and suite is not None:
+        note = ("# Unset, they are the directories the core and the suite that ran `tessera new-plugin`\n"
+                f"# were installed from: {core} and {suite}.")
+    elif core is not None:
+        note = (f"# Unset, TESSERA_CORE is the directory the core was installed from ({core});\n"
+                "# TESSERA_CONFORMANCE has no default: set it.")
+    else:
+        note = "# They have no default here (Tessera was not installed from a directory): set them."
+    return {"core_source": str(core or ""), "suite_source": str(suite or ""), "sources_note": note}
 
 
 def _walk(node: Traversable, rel: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Traversable]]:
@@ -140,7 +206,7 @@ def _target_path(parts: tuple[str, ...], values: dict[str, str]) -> Path:
             part = part[: -len(TEMPLATE_SUFFIX)]
         if part.startswith("dot-"):
             part = "." + part[len("dot-"):]
-        out.append(part.replace("__module__", values["module"]).replace("__name__", values["name"]))
+        out.append(part.replace("__module__", values["module"]).replace("__name__", values["ident"]))
     return Path(*out)
 
 
@@ -206,7 +272,8 @@ def new_plugin(obj: Any, name: str, kind: str, directory: str) -> int:
     """Generate a plugin package tessera-NAME that installs and passes the conformance suite.
 
     NAME is the plugin's name (and, for an architecture, the architecture's): lowercase
-    letters, digits and '_', starting with a letter. See docs/writing-plugins.md.
+    letters, digits, '_' and '-', starting with a letter; acme-isa gives the distribution
+    tessera-acme-isa and the package tessera_acme_isa. See docs/writing-plugins.md.
     """
     problem = name_problem(name)
     if problem is not None:
