@@ -92,11 +92,19 @@ def halt(cpu, ins):
     raise Halt(cpu.r[ins.rd])
 
 
+def _no_such_csr(cpu, ins):
+    """The 2-bit csr field names 3 registers: the 4th encoding is an illegal instruction."""
+    if ins.csr >= len(cpu.c):
+        raise Trap(2, ins.word, name="illegal instruction (no such csr)", word=ins.word)
+
+
 def csrr(cpu, ins):
+    _no_such_csr(cpu, ins)
     _set(cpu, ins.rd, cpu.c[ins.csr])
 
 
 def csrw(cpu, ins):
+    _no_such_csr(cpu, ins)
     cpu.c[ins.csr] = cpu.r[ins.rs1]
 
 
