@@ -186,7 +186,7 @@ def test_translated_run_survives_a_snapshot():
     tree.map(VA, PA1, R | X)
     put_code(t, PA1, [ldi(1, 8), HALT])
     rerun(m, t, VA)
-    m2 = Machine.restore(m.snapshot())
+    m2 = Machine.restore(m.snapshot(), architectures=[m.arch])
     t2 = m2.agents[0]
     assert t2.shared.mmu.tlb.entries() == t.shared.mmu.tlb.entries()
     assert t2.shared.mmu.tlb.rng == t.shared.mmu.tlb.rng

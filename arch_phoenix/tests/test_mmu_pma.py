@@ -165,7 +165,7 @@ def test_pma_table_survives_a_snapshot():
     t = thread()
     unlock(t, 1)
     t.space.write(reg(1, 2), 4, 0xFFFF)
-    m2 = Machine.restore(t.shared.machine.snapshot())
+    m2 = Machine.restore(t.shared.machine.snapshot(), architectures=[t.shared.machine.arch])
     t2 = m2.agents[0]
     assert t2.space.read(reg(1, 2), 4) == 0xFFFF
     assert trap_of(t2.space.read, 0x1_0000, 4).cause == causes.PMA

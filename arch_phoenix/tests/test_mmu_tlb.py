@@ -290,7 +290,7 @@ def test_random_generator_state_survives_a_snapshot():
     m = machine()
     t = m.agents[0]
     t.shared.mmu.tlb.random_way()
-    restored = Machine.restore(m.snapshot())
+    restored = Machine.restore(m.snapshot(), architectures=[m.arch])
     seq = [t.shared.mmu.tlb.random_way() for _ in range(10)]
     again = [restored.agents[0].shared.mmu.tlb.random_way() for _ in range(10)]
     assert seq == again
@@ -301,7 +301,7 @@ def test_tlb_entries_survive_a_snapshot_exactly():
     put(t, 2, VA, PA, asid=3)
     t.asid = 3
     t.space.write(VA, 4, 9)                             # sets A and M
-    m2 = Machine.restore(t.shared.machine.snapshot())
+    m2 = Machine.restore(t.shared.machine.snapshot(), architectures=[t.shared.machine.arch])
     t2 = m2.agents[0]
     assert t2.shared.mmu.tlb.entries() == t.shared.mmu.tlb.entries()
     assert t2.space.read(VA, 4) == 9

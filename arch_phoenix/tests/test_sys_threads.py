@@ -102,7 +102,7 @@ def test_snapshot_restore_continues_identically():
     m.set_entry(CODE)
     m.run(max_steps=57, raise_on_budget=False)
     from tessera.machine import Machine
-    clone = Machine.restore(m.snapshot())
+    clone = Machine.restore(m.snapshot(), architectures=[m.arch])  # a test-only description
     m.run(max_steps=100_000)
     clone.run(max_steps=100_000)
     assert clone.space.read(COUNTER, 4) == m.space.read(COUNTER, 4)

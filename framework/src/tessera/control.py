@@ -77,3 +77,17 @@ class StopRequest(ControlSignal):
         super().__init__(reason)
         self.reason = reason
         self.pc = pc
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C honoured by the scheduler between two slices, so the machine is exact.
+
+    Unlike a bare :class:`KeyboardInterrupt` (which may land inside an instruction),
+    this one guarantees a consistent, resumable machine: the command line still writes
+    ``--snapshot-out`` and ``--dump-state``.  ``result`` is the run so far (reason
+    ``interrupted``).
+    """
+
+    def __init__(self, result: Any = None) -> None:
+        super().__init__("interrupted")
+        self.result = result

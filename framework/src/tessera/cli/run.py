@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import click
-import structlog
 
-from tessera.cli.params import ADDRESS, SIZE, parse_settings
+from tessera.cli.params import ADDRESS, SECONDS, SIZE, parse_settings
+from tessera.control import RunInterrupted
 from tessera.errors import ConfigError, PluginError, TesseraError
 from tessera.loaders import FORMATS, load_program
+from tessera.logs import get_logger
 from tessera.machine import ENGINES, Machine
+from tessera.machine.limits import MAX_COUNT
+from tessera.machine.machine import INTERRUPT_DEFERRED, INTERRUPT_REQUESTED
 from tessera.memory import DEFAULT_MEMORY_CAP
 from tessera.plugins import call_impl
 from tessera.progress import RunProgress
 from tessera.session import resolve_arch, state_text
 
-log = structlog.get_logger("tessera.run")
+log = get_logger("tessera.run")  # structlog is imported only if a message is shown
 
 DEFAULT_MAX_STEPS = 100_000_000
 
@@ -25,12 +30,14 @@ DEFAULT_MAX_STEPS = 100_000_000
 def budget_options(fn: Any) -> Any:
     """Options shared by run and resume: budgets, stop conditions, outputs."""
     opts = [
-        click.option("--max-steps", type=click.IntRange(min=0), default=DEFAULT_MAX_STEPS, show_default=True,
-                     help="Instruction budget across all agents (0 = unlimited)."),
-        click.option("--max-cycles", type=click.IntRange(min=0), default=None, help="Cycle budget (machine clock)."),
-        click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None, help="Wall-time budget."),
+        click.option("--max-steps", type=click.IntRange(min=0, max=MAX_COUNT), default=DEFAULT_MAX_STEPS,
+                     show_default=True, help="Instruction budget across all agents (0 = unlimited)."),
+        click.option("--max-cycles", type=click.IntRange(min=0, max=MAX_COUNT), default=None,
+                     help="Cycle budget (machine clock)."),
+        click.option("--max-seconds", type=SECONDS, default=None,
+                     help="Wall-time budget (a finite number of seconds above 0)."),
         click.option("--until-pc", "until_pc", type=ADDRESS, multiple=True,
-                     help="Stop before executing ADDR (repeatable)."),
+                     help="Stop before executing ADDR (repeatable; within the architecture's address space)."),
         click.option("--until-symbol", "until_symbol", multiple=True, metavar="SYMBOL",
                      help="Stop before executing SYMBOL (repeatable)."),
         click.option("--stop-on-trap", is_flag=True, help="Stop when any trap is raised."),
@@ -76,6 +83,17 @@ def _write_outputs(machine: Machine, result: Any, *, dump_state: str | None, dum
             click.echo(text)
 
 
+@contextlib.contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """While running: the first Ctrl-C stops the scheduler cleanly between slices."""
+    INTERRUPT_REQUESTED[0] = False
+    INTERRUPT_DEFERRED[0] = True
+    try:
+        yield
+    finally:
+        INTERRUPT_DEFERRED[0] = False
+
+
 def execute(machine: Machine, *, max_steps: int, max_cycles: int | None, max_seconds: float | None,
             until_pc: tuple[int, ...], until_symbol: tuple[str, ...], stop_on_trap: bool,
             dump_state: str | None, dump_out: str | None, snapshot_out: str | None,
@@ -89,15 +107,31 @@ def execute(machine: Machine, *, max_steps: int, max_cycles: int | None, max_sec
         machine.set_engine(engine)
     configure_tools(machine, tool_options)
     result = None
+    outputs = dict(dump_state=dump_state, dump_out=dump_out, snapshot_out=snapshot_out)
     try:
-        with RunProgress(max_steps or None, enabled=progress) as bar:
+        with RunProgress(max_steps or None, enabled=progress) as bar, deferred_interrupts():
             result = machine.run(max_steps=max_steps or None, max_cycles=max_cycles,
                                  max_seconds=max_seconds, until_pc=until_pc,
                                  until_symbol=until_symbol, stop_on_trap=stop_on_trap,
                                  progress=bar.callback)
     except TesseraError as err:
         result = getattr(err, "result", None)
-        _finish(machine, result, dump_state=dump_state, dump_out=dump_out, snapshot_out=snapshot_out)
+        _finish(machine, result, **outputs)
+        raise
+    except RunInterrupted as stop:  # Ctrl-C between slices: the state is exact, so save it
+        _finish(machine, stop.result, **outputs)
+        written = [f"snapshot in {snapshot_out}"] if snapshot_out else []
+        if dump_state:
+            written.append(f"state dump in {dump_out}" if dump_out else "state dump above")
+        steps = stop.result.steps if stop.result is not None else 0
+        saved = f"; {' and '.join(written)} (exact, resumable)" if written else ""
+        click.echo(f"interrupted after {steps} steps{saved}", err=True)
+        stop.reported = True  # type: ignore[attr-defined]  # main() need not say it again
+        raise
+    except KeyboardInterrupt:  # a second Ctrl-C, mid-instruction: nothing exact to save
+        if snapshot_out or dump_state:
+            click.echo("interrupted twice: the run stopped mid-instruction, so no snapshot or "
+                       "state dump was written", err=True)
         raise
     log.info("run finished", reason=result.reason, steps=result.steps, cycles=result.cycles,
              seconds=round(result.seconds, 6))
@@ -110,7 +144,7 @@ def execute(machine: Machine, *, max_steps: int, max_cycles: int | None, max_sec
 
 
 @click.command()
-@click.argument("program", type=click.Path(dir_okay=False))
+@click.argument("program", type=click.Path())  # a directory is a LoadError (65), not usage
 @click.option("--arch", "arch_name", default=None, help="Architecture (default: from the ELF header).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="Program format (auto: ELF by magic, .s/.asm assembly, .hex/.words word list, else raw).")
@@ -119,23 +153,29 @@ def execute(machine: Machine, *, max_steps: int, max_cycles: int | None, max_sec
 @click.option("--memory-cap", type=SIZE, default=DEFAULT_MEMORY_CAP, show_default=True,
               help="Most RAM/ROM the machine may allocate.")
 @click.option("--auto-map", is_flag=True, help="Map RAM for segments outside the architecture's memory map.")
+@click.option("--any-elf-machine", is_flag=True,
+              help="Load an ELF whatever machine its header names (needs --arch; class and byte "
+                   "order are still checked).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="Architecture configuration (repeatable; see the plugin's docs).")
 @budget_options
 @click.pass_obj
 def run(obj: Any, program: str, arch_name: str | None, fmt: str, load: int | None,
-        entry: int | None, memory_cap: int, auto_map: bool, settings: tuple[str, ...],
-        **opts: Any) -> int:
+        entry: int | None, memory_cap: int, auto_map: bool, any_elf_machine: bool,
+        settings: tuple[str, ...], **opts: Any) -> int:
     """Load PROGRAM (ELF, raw image, word list or assembly) and run it.
 
     Exit status: the program's own exit status when it halts; a distinct code per
     error class otherwise (see docs/errors.md).
     """
+    if any_elf_machine and not arch_name:
+        raise click.UsageError("--any-elf-machine needs --arch: it says which architecture runs the ELF")
     arch = resolve_arch(obj.host, arch_name, program, memory_cap)
-    config = parse_settings(settings)
+    config = parse_settings(settings, getattr(arch, "settings", None))
     config.update(arch_flag_settings(arch, opts))
     machine = Machine(arch, host=obj.host, memory_cap=memory_cap, config=config)
-    loaded = load_program(machine, program, fmt=fmt, load=load, entry=entry, auto_map=auto_map)
+    loaded = load_program(machine, program, fmt=fmt, load=load, entry=entry, auto_map=auto_map,
+                          any_elf_machine=any_elf_machine)
     log.info("loaded", program=program, format=loaded.format, entry=hex(loaded.entry),
              segments=[(hex(a), n) for a, n in loaded.segments])
     return execute(machine, **opts)
@@ -236,7 +276,7 @@ def add_arch_flags(command: click.Command, archs: list[Any]) -> None:
 
 
 @click.command()
-@click.argument("snapshot", type=click.Path(dir_okay=False))
+@click.argument("snapshot", type=click.Path())  # a directory is a SnapshotError (75), not usage
 @budget_options
 @click.pass_obj
 def resume(obj: Any, snapshot: str, **opts: Any) -> int:

@@ -182,6 +182,9 @@ class CpuAgent(Agent):
             except TesseraError as err:
                 self._commit(pc, cycles, k)
                 raise err.with_context(agent=self.name, pc=pc) from None
+            except BrokenPipeError:  # the reader of our output went away: not a plugin bug
+                self._commit(pc, cycles, k)
+                raise
             except Exception as exc:  # noqa: BLE001 - a bug in semantics: name the plugin
                 self._commit(pc, cycles, k)
                 plugin = self.machine.plugin_of_arch if self.machine is not None else None

@@ -16,14 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
-from tessera.control import StopRequest
+from tessera.control import RunInterrupted, StopRequest
 from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent
 from tessera.engine.cpu import CpuAgent
 from tessera.engine.translate import Translator
@@ -37,12 +36,14 @@ from tessera.errors import (
 )
 from tessera.isa.decoder import Decoder
 from tessera.isa.description import Architecture
+from tessera.machine import snapshot as snapshot_file
 from tessera.machine.clock import NominalTiming
+from tessera.machine.limits import check_run_limits
 from tessera.memory.regions import Endian, Region
 from tessera.memory.space import DEFAULT_MEMORY_CAP, AddressSpace, MemoryBudget
 from tessera.plugins import call_impl
+from tessera.settings import check_config
 from tessera.sync import SyncObject
-from tessera.version import __version__
 
 #: The execution engines: ``fast`` translates straight-line blocks (tessera.engine.blocks),
 #: ``step`` runs one decode-cache entry at a time.  Results are identical by design.
@@ -63,9 +64,13 @@ def default_engine() -> str:
 #: inside a finaliser or weakref callback ("Exception ignored in ..."); an unlimited run
 #: would then never stop, so the request is also kept here, where it cannot be lost.
 INTERRUPT_REQUESTED = [False]
+#: True while the command line runs a machine: its SIGINT handler then only sets
+#: ``INTERRUPT_REQUESTED`` (the first time), and the scheduler stops cleanly between
+#: slices with :class:`~tessera.control.RunInterrupted`.
+INTERRUPT_DEFERRED = [False]
 
-SNAPSHOT_MAGIC = b"TESSERA-SNAPSHOT\x00"
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_MAGIC = snapshot_file.MAGIC
+SNAPSHOT_FORMAT = snapshot_file.FORMAT
 _INF = float("inf")
 
 
@@ -75,7 +80,8 @@ class RunResult:
 
     ``reason`` is ``halted`` (every non-daemon agent halted), ``breakpoint`` (a stop
     PC or symbol was reached), ``trap`` (``stop_on_trap``) or ``budget``; the
-    ``tessera_run_finished`` hook also sees ``error`` when the run ends by raising.
+    ``tessera_run_finished`` hook also sees ``error`` when the run ends by raising and
+    ``interrupted`` when Ctrl-C stopped it between slices (:class:`RunInterrupted`).
     """
 
     reason: str
@@ -107,7 +113,7 @@ class Machine:
         if engine is not None:
             self.set_engine(engine)
         self.host = host
-        self.config: dict[str, Any] = dict(config or {})
+        self.config: dict[str, Any] = check_config(arch, config)  # before anything is built
         self.budget = MemoryBudget(memory_cap)
         self.spaces: dict[str, AddressSpace] = {}
         self.agents: list[Agent] = []
@@ -315,8 +321,9 @@ class Machine:
         A budget ending raises :class:`BudgetExceeded` (with ``.result``) unless
         ``raise_on_budget`` is false; the machine stays consistent and can be run again.
         """
-        if max_steps is not None and max_steps < 0:
-            raise ConfigError("max_steps must not be negative")
+        until_pc = tuple(until_pc)
+        check_run_limits(max_steps=max_steps, max_cycles=max_cycles, max_seconds=max_seconds,
+                         until_pc=until_pc, address_bits=self.space.address_bits)
         stops = set(until_pc) | {self.symbol(s) for s in until_symbol}
         self.prepare()
         self._set_breakpoints(stops)
@@ -334,6 +341,12 @@ class Machine:
         except TesseraError as err:
             self._finished(self._result("error", start_steps, t0, agent=err.agent, pc=err.pc,
                                         detail=str(err)))
+            raise
+        except RunInterrupted as stop:  # between slices: the machine is exact and resumable
+            stop.result = self._result("interrupted", start_steps, t0, agent=self._current_name(),
+                                       pc=getattr(self.agents[self._rr], "pc", None) if self.agents
+                                       else None, detail="interrupted (Ctrl-C)")
+            self._finished(stop.result)
             raise
         finally:
             for cpu in self.cpus:
@@ -384,7 +397,7 @@ class Machine:
                                     detail=f"step budget of {step_limit} exhausted")
             if INTERRUPT_REQUESTED[0]:
                 INTERRUPT_REQUESTED[0] = False
-                raise KeyboardInterrupt
+                raise RunInterrupted
             if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
                 return self._result("budget", start, t0, agent=self._current_name(),
                                     detail=f"wall-time budget of {max_seconds}s exhausted")
@@ -479,32 +492,39 @@ class Machine:
         self.engine = default_engine()  # a choice of this process, not machine state
 
     def snapshot(self) -> bytes:
-        """The whole machine as bytes (restorable in another process with the same plugins).
+        """The whole machine as checked bytes (see :mod:`tessera.machine.snapshot`).
 
-        Snapshots are pickles: restore only snapshots you trust.
+        Restorable in another process with the same plugins installed; the header
+        records which, and restoring refuses a file that is damaged or whose plugins
+        are missing, disabled or of another release series.
         """
-        try:
-            payload = pickle.dumps({"format": SNAPSHOT_FORMAT, "tessera": __version__,
-                                    "arch": self.arch.name, "machine": self}, protocol=5)
-        except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            raise SnapshotError(f"machine state cannot be saved: {exc}") from None
-        return SNAPSHOT_MAGIC + payload
+        return snapshot_file.dump(self, snapshot_file.Registry(self.host))
 
     @classmethod
-    def restore(cls, data: bytes, *, host: Any = None) -> Machine:
-        """Rebuild a machine from :meth:`snapshot` bytes; ``host`` supplies the hooks."""
-        if not data.startswith(SNAPSHOT_MAGIC):
-            raise SnapshotError("not a Tessera snapshot (bad magic)")
-        try:
-            payload = pickle.loads(data[len(SNAPSHOT_MAGIC):])
-        except Exception as exc:  # noqa: BLE001
-            raise SnapshotError(f"snapshot is damaged: {type(exc).__name__}: {exc}") from None
-        if not isinstance(payload, dict) or payload.get("format") != SNAPSHOT_FORMAT:
-            raise SnapshotError("unsupported snapshot format")
-        machine = payload["machine"]
+    def restore(cls, data: bytes, *, host: Any = None,
+                architectures: Iterable[Architecture] = ()) -> Machine:
+        """Rebuild a machine from :meth:`snapshot` bytes; ``host`` supplies the hooks.
+
+        Plugins and architectures are checked against ``host`` first and the installed
+        plugins second; ``architectures`` supplies descriptions no plugin provides.
+        Never runs code chosen by the file; any problem is a :class:`SnapshotError`.
+        """
+        machine = snapshot_file.load(bytes(data), snapshot_file.Registry(host),
+                                     architectures=architectures)
+        if not isinstance(machine, Machine):
+            raise SnapshotError(f"snapshot holds a {type(machine).__name__}, not a machine")
+        if not isinstance(machine.__dict__.get("arch"), Architecture):
+            raise SnapshotError("snapshot holds a machine without an architecture")
         machine.host = host
         machine.restored = True
-        machine._init_transient()
+        try:
+            machine._init_transient()
+            machine.state()
+        except TesseraError as exc:
+            raise SnapshotError(f"snapshot holds an inconsistent machine: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - state the file chose that does not hang together
+            raise SnapshotError(f"snapshot holds an inconsistent machine: "
+                                f"{type(exc).__name__}: {exc}") from None
         return machine
 
     def save_snapshot(self, path: str) -> None:
@@ -512,10 +532,11 @@ class Machine:
             fh.write(self.snapshot())
 
     @classmethod
-    def load_snapshot(cls, path: str, *, host: Any = None) -> Machine:
+    def load_snapshot(cls, path: str, *, host: Any = None,
+                      architectures: Iterable[Architecture] = ()) -> Machine:
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
             raise SnapshotError(f"cannot read snapshot {path}: {exc.strerror}") from None
-        return cls.restore(data, host=host)
+        return cls.restore(data, host=host, architectures=architectures)
