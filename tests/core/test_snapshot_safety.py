@@ -224,9 +224,9 @@ def test_release_series_rule():
 
 
 def test_a_test_only_architecture_must_be_supplied(good):
-    from tessera_toyarch import TOY
-
     import attrs
+
+    from tessera_toyarch import TOY
 
     mine = attrs.evolve(TOY, name="toy-copy")
     m = Machine(mine, config={"echo": False, "cores": 1})

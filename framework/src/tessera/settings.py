@@ -288,6 +288,14 @@ class SettingFamily:
                 "help": self.help, "note": ""}
 
 
+def _settings_tuple(items: Iterable[Setting]) -> tuple[Setting, ...]:
+    return tuple(items)
+
+
+def _families_tuple(items: Iterable[SettingFamily]) -> tuple[SettingFamily, ...]:
+    return tuple(items)
+
+
 @attrs.frozen
 class Settings:
     """Everything an architecture may be configured with.
@@ -296,8 +304,8 @@ class Settings:
     empty means the architecture's name.
     """
 
-    items: tuple[Setting, ...] = attrs.field(default=(), converter=tuple)
-    families: tuple[SettingFamily, ...] = attrs.field(default=(), converter=tuple)
+    items: tuple[Setting, ...] = attrs.field(default=(), converter=_settings_tuple)
+    families: tuple[SettingFamily, ...] = attrs.field(default=(), converter=_families_tuple)
     label: str = ""
 
     def __attrs_post_init__(self) -> None:

@@ -19,10 +19,11 @@ from tessera.bench.model import BenchFailure
 def symbol_location(image: bytes, name: str) -> tuple[int, int, Literal["little", "big"]]:
     """``(file offset, size, byte order)`` of the initialised object ``name`` in ``image``."""
     from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
 
     elf = ELFFile(io.BytesIO(image))
     symtab = elf.get_section_by_name(".symtab")
-    symbols = symtab.get_symbol_by_name(name) if symtab is not None else None
+    symbols = symtab.get_symbol_by_name(name) if isinstance(symtab, SymbolTableSection) else None
     if not symbols:
         raise BenchFailure(f"the ELF has no symbol {name!r} (was it stripped?)")
     address, size = symbols[0]["st_value"], symbols[0]["st_size"]

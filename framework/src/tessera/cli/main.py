@@ -162,6 +162,7 @@ class TesseraGroup(click.Group):
 
         host = host_for(ctx)
         run_command, resume_command = (self.get_command(ctx, n) for n in RUN_COMMANDS)
+        assert run_command is not None and resume_command is not None  # built-in commands
         add_arch_flags(run_command, [])  # none yet (another host may have added some)
         add_tool_options([run_command, resume_command], host)
         if name == "run" and _uses_unknown_option(run_command, ctx, args):

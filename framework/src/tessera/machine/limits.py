@@ -27,7 +27,7 @@ def check_count(name: str, value: Any) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ConfigError(f"{name} must be a whole number, not {value!r}")
-    if not 0 <= value <= MAX_COUNT:
+    if not 0 <= int(value) <= MAX_COUNT:
         raise ConfigError(f"{name}={value} is out of range (0..2**63-1)")
 
 
@@ -47,6 +47,7 @@ def check_stops(addresses: Iterable[Any], address_bits: int) -> None:
     for address in addresses:
         if isinstance(address, bool) or not isinstance(address, numbers.Integral):
             raise ConfigError(f"stop address {address!r} is not an integer")
+        address = int(address)
         if not 0 <= address <= top:
             shown = f"{address:#x}" if address >= 0 else str(address)
             raise ConfigError(f"stop address {shown} lies outside the {address_bits}-bit address space "

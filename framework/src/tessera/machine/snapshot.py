@@ -364,22 +364,22 @@ class SafeUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
         raise SnapshotError("snapshot refers to an unknown persistent object")
 
     def load_reduce(self) -> None:
-        func = self.stack[-2]
+        func = self.stack[-2]  # type: ignore[attr-defined]  # the pure-Python unpickler's stack
         allowed = (any(func is c for c in self.constructors) or any(func is r for r in _RECONSTRUCTORS)
                    or (isinstance(func, type) and issubclass(func, enum.Enum)))
         if not allowed:
             name = getattr(func, "__qualname__", type(func).__name__)
             raise SnapshotError(f"snapshot asks to call {getattr(func, '__module__', '?')}.{name}, "
                                 "which is not an allowed constructor")
-        super().load_reduce()
+        super().load_reduce()  # type: ignore[misc]
 
-    dispatch[pickle.REDUCE[0]] = load_reduce
+    dispatch[pickle.REDUCE[0]] = load_reduce  # type: ignore[assignment]
 
     def _refuse(self) -> None:
         raise SnapshotError("snapshot uses a pickle opcode that calls code directly; refused")
 
     for _code in _REFUSED_OPCODES:
-        dispatch[_code] = _refuse
+        dispatch[_code] = _refuse  # type: ignore[assignment]
     del _code
 
 
