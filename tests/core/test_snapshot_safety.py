@@ -241,3 +241,29 @@ def test_a_test_only_architecture_must_be_supplied(good):
     m.run()
     again.run()
     assert again.state_hash() == m.state_hash()
+
+
+def test_a_plugin_package_used_as_a_library_needs_installing_not_enabling():
+    """The tile architecture's harts are tessera_riscv classes: the riscv plugin's package is
+    a library of the snapshot (installed, compatible), while tile itself must be enabled."""
+    from tessera_tile import TILE
+
+    machine = Machine(TILE, host=PluginHost(only=["tile"], use_environment=False))
+    data = machine.snapshot()
+    header, payload = split(data)
+    assert [p["name"] for p in header["plugins"]] == ["tile"]
+    assert [(lib["name"], lib["package"]) for lib in header["libraries"]] == [("riscv", "tessera_riscv")]
+    # riscv disabled: its hooks are off, its classes still restore the harts
+    again = Machine.restore(data, host=PluginHost(only=["tile"], use_environment=False))
+    assert again.state_hash() == machine.state_hash()
+    with pytest.raises(SnapshotError, match="needs plugin tile .*disabled"):
+        Machine.restore(data, host=PluginHost(only=["riscv"], use_environment=False))
+    gone = {**header, "libraries": [dict(lib, name="nosuch") for lib in header["libraries"]]}
+    with pytest.raises(SnapshotError, match="uses package tessera_riscv of plugin nosuch .*not installed"):
+        Machine.restore(forge(gone, payload))
+    old = {**header, "libraries": [dict(lib, version="5.0") for lib in header["libraries"]]}
+    with pytest.raises(SnapshotError, match="another release series"):
+        Machine.restore(forge(old, payload))
+    lying = {**header, "libraries": [dict(lib, package="os") for lib in header["libraries"]]}
+    with pytest.raises(SnapshotError, match="names package os for plugin riscv"):
+        Machine.restore(forge(lying, payload))

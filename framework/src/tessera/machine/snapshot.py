@@ -177,10 +177,11 @@ class Registry:
         return None
 
     def by_package(self) -> dict[str, Any]:
+        """The plugin record of each plugin package, imported or not (the given host wins)."""
         out: dict[str, Any] = {}
-        for host in reversed(self._hosts()):  # the given host's records win
+        for host in reversed(self._hosts()):
             for record in host.found_records():
-                if record.status == "active" and record.module:
+                if record.module:
                     out[_top(record.module)] = record
         return out
 
@@ -218,10 +219,11 @@ def dump(machine: Any, registry: Registry) -> bytes:
         arch_plugins[name] = record.name if record is not None else None
         if record is not None:
             plugins[record.name] = _plugin_entry(record)
+    libraries: list[dict[str, str]] = []
     for package in packages:
         record = by_package.get(package)
-        if record is not None:
-            plugins.setdefault(record.name, _plugin_entry(record))
+        if record is not None and record.name not in plugins:
+            libraries.append({**_plugin_entry(record), "package": package})
     header = {
         "format": FORMAT,
         "tessera": __version__,
@@ -229,6 +231,7 @@ def dump(machine: Any, registry: Registry) -> bytes:
         "architectures": arch_plugins,
         "plugins": [plugins[k] for k in sorted(plugins)],
         "packages": packages,
+        "libraries": libraries,
     }
     head = json.dumps(header, sort_keys=True).encode()
     body = _LENGTH.pack(len(head)) + head + buffer.getvalue()
@@ -277,7 +280,7 @@ def read_header(data: bytes) -> tuple[dict[str, Any], memoryview]:
         got = header.get("format") if isinstance(header, dict) else None
         raise SnapshotError(f"unsupported snapshot format {got!r} (this Tessera reads format {FORMAT})")
     for key, kind in (("tessera", str), ("arch", str), ("architectures", dict), ("plugins", list),
-                      ("packages", list)):
+                      ("packages", list), ("libraries", list)):
         if not isinstance(header.get(key), kind):
             raise SnapshotError(f"snapshot header is invalid: {key!r} missing or not a {kind.__name__}")
     return header, body[_LENGTH.size + length:]
@@ -316,11 +319,38 @@ def _check_plugins(header: dict[str, Any], registry: Registry) -> set[str]:
                                 f"{record.version} is installed (another release series)")
         if record.module:
             allowed.add(_top(record.module))
+    for entry in header["libraries"]:
+        allowed.add(_check_library(entry, registry))
     for package in header["packages"]:
         if package not in allowed and package not in _DATA_PACKAGES:
             raise SnapshotError(f"snapshot refers to package {package!r}, which is neither the core "
                                 "nor an active plugin's (allow_package() admits others)")
     return allowed & set(header["packages"])
+
+
+def _check_library(entry: Any, registry: Registry) -> str:
+    """A plugin package the state uses as code (the tile architecture's RISC-V harts):
+    the plugin must be installed and compatible, not necessarily enabled, since
+    disabling a plugin turns off its hooks, not its classes.  Returns the package."""
+    if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str)
+                                               for k in ("name", "distribution", "version", "package")):
+        raise SnapshotError("snapshot header is invalid: bad library entry")
+    name, dist, version, package = (entry[k] for k in ("name", "distribution", "version", "package"))
+    made_by = f"{dist} {version}"
+    record = registry.record(name)
+    if record is None:
+        raise SnapshotError(f"snapshot uses package {package} of plugin {name} ({made_by}), which is "
+                            "not installed")
+    if record.status in ("failed", "refused"):
+        raise SnapshotError(f"snapshot uses package {package} of plugin {name} ({made_by}), which "
+                            f"is {record.status}: {record.reason}")
+    if record.distribution != dist or not compatible(version, record.version):
+        raise SnapshotError(f"snapshot uses package {package} of plugin {name} ({made_by}), but "
+                            f"{record.distribution} {record.version} is installed (another release series)")
+    if not record.module or _top(record.module) != package:
+        raise SnapshotError(f"snapshot names package {package} for plugin {name}, whose package is "
+                            f"{_top(record.module) or 'unknown'}")
+    return package
 
 
 _REFUSED_OPCODES = {pickle.INST[0]: "INST", pickle.OBJ[0]: "OBJ", pickle.EXT1[0]: "EXT1",
