@@ -8,7 +8,6 @@ tested without the RISC-V plugins.
 
 from __future__ import annotations
 
-import io
 import types
 
 import attrs
@@ -21,6 +20,7 @@ from tessera.errors import ConfigError, LoadError
 from tessera.loaders import choose_architecture, load_elf
 from tessera.loaders.elf import label_symbols
 from tessera.loaders.elfattrs import parse_isa_string, read_arch_attribute, riscv_isa
+from tessera.loaders.elffile import ElfFile
 from tessera.machine import Machine
 from tessera.plugins import PluginHost
 from tessera_toyarch import TOY
@@ -92,9 +92,7 @@ def test_a_damaged_attributes_section_reads_as_absent(damage):
             "size": good[:12] + (3).to_bytes(4, "little") + good[16:],
             "empty": b""}[damage]
     elf = rv_elf(attributes=data)
-    from elftools.elf.elffile import ELFFile
-
-    assert riscv_isa(ELFFile(io.BytesIO(elf))) is None
+    assert riscv_isa(ElfFile(elf)) is None
     # and the choice then falls back to the base architecture, never an error
     assert choose_architecture(host_with(BASE64, TILEISH), elf, "p.elf").name == "base64"
 
@@ -187,9 +185,7 @@ def test_mapping_symbols_are_neither_machine_symbols_nor_labels(write):
     loaded = load_elf(machine, write("m.elf", data))
     assert not [name for name in machine.symbols if name.startswith("$")]
     assert {"main", "table", "local_obj", "tail"} <= set(loaded.symbols)
-    from elftools.elf.elffile import ELFFile
-
-    labels = label_symbols(ELFFile(io.BytesIO(data)))
+    labels = label_symbols(ElfFile(data))
     # a function before anything else, a global object before a local one
     assert labels == {0x100: "main", 0x108: "table", 0x10C: "tail"}
 

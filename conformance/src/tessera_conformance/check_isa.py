@@ -25,10 +25,8 @@ def _fail(message: str) -> None:
 def _tools(suite, arch):
     key = ("isa-tools", arch.name)
     if key not in suite.cache:
-        from tessera.isa.asm import Assembler
-
         dec = Decoder(arch)
-        suite.cache[key] = (Encoder(arch), dec, Disassembler(arch, dec), (arch.assembler or Assembler)(arch))
+        suite.cache[key] = (Encoder(arch), dec, Disassembler(arch, dec), arch.assembler_class()(arch))
     return suite.cache[key]
 
 
@@ -128,7 +126,7 @@ def _decode_all(arch, words, decoder, dis, hook_decode):
                 arch.refine(ins, lambda a, nxt=nxt, base=address: nxt if a == base + size else None)
         except TesseraError:
             pass  # a defined error (e.g. a refine that finds an undecodable postfix)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - anything else is the failure we look for
             return (f"word {word:#x} ({ins.mnemonic}): disassembling or refining raised "
                     f"{type(exc).__name__}: {exc}")
         if not isinstance(ins.next, int) or not isinstance(ins.span, int) or ins.span < size:

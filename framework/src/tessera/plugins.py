@@ -25,7 +25,6 @@ the allow-list ``--only-plugin NAME`` / ``TESSERA_PLUGINS``; ``TESSERA_EXTRA_PLU
 from __future__ import annotations
 
 import importlib
-import importlib.metadata as md
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -33,9 +32,10 @@ from typing import Any
 import attrs
 import pluggy
 
-from tessera import hookspecs
+from tessera import entrypoints, hookspecs
 from tessera.errors import ConfigError, PluginError, TesseraError
 from tessera.logs import get_logger
+from tessera.types import HookCall
 from tessera.version import PLUGIN_API_VERSION, SUPPORTED_API_VERSIONS
 
 log = get_logger("tessera.plugins")
@@ -87,10 +87,13 @@ def _declared_api(plugin: Any) -> Any:
 def _import_target(target: str) -> Callable[[], Any]:
     """A loader for ``module.path[:attr]``."""
     modname, _, attr = target.partition(":")
+    modname, attr = modname.strip(), attr.partition("[")[0].strip()  # "[extras]" name no object
 
     def load() -> Any:
         plugin = importlib.import_module(modname)
-        return getattr(plugin, attr) if attr else plugin
+        for part in attr.split(".") if attr else ():
+            plugin = getattr(plugin, part)
+        return plugin
 
     return load
 
@@ -152,15 +155,10 @@ class PluginHost:
 
     def load_entry_points(self) -> None:
         """Record every plugin of the ``tessera`` entry-point group (metadata only: no import)."""
-        found = md.entry_points()
-        for ep in sorted(found.select(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            dist = getattr(ep, "dist", None)
-            record = PluginRecord(
-                name=ep.name,
-                distribution=dist.metadata["Name"] if dist is not None else "-",
-                version=dist.version if dist is not None else "-",
-                module=ep.value.partition(":")[0].strip(),
-            )
+        found = entrypoints.entry_points((ENTRY_POINT_GROUP, ARCHITECTURES_GROUP))
+        plugins = sorted((ep for ep in found if ep.group == ENTRY_POINT_GROUP), key=lambda e: e.name)
+        for ep in plugins:
+            record = PluginRecord(name=ep.name, distribution=ep.distribution, version=ep.version, module=ep.module)
             if ep.name in self._records:
                 record.status, record.reason = REFUSED, f"name also used by {self._records[ep.name].distribution}"
                 self._records[f"{ep.name}@{record.distribution}"] = record
@@ -171,9 +169,11 @@ class PluginHost:
                 record.status, record.reason = DISABLED, why
                 continue
             record.status = PENDING
-            self._loaders[ep.name] = ep.load
+            self._loaders[ep.name] = _import_target(ep.value.strip())
         by_module = {r.module: r.name for r in self._records.values() if r.module}
-        for ep in found.select(group=ARCHITECTURES_GROUP):
+        for ep in found:
+            if ep.group != ARCHITECTURES_GROUP:
+                continue
             value = ep.value.strip()  # the plugin's module (or, accepted too, its name)
             plugin = by_module.get(value.partition(":")[0], value)
             self._declared.setdefault(plugin, set()).add(ep.name)
@@ -362,6 +362,15 @@ class PluginHost:
         self._load_all()
         return list(reversed(getattr(self.pm.hook, hook).get_hookimpls()))
 
+    def hook_calls(self, hook: str) -> list[HookCall]:
+        """:meth:`impls` resolved into callables, for the layers below the host.
+
+        The machine and the engine call plugins through these (keyword arguments,
+        each implementation given just the ones it declares, as :func:`call_impl`
+        does) without importing this module.
+        """
+        return [HookCall(impl.plugin_name, impl.function, impl.argnames) for impl in self.impls(hook)]
+
     def call_each(self, hook: str, *, isolate: bool = True, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call every implementation of ``hook`` separately: ``[(plugin, result), ...]``.
 
@@ -376,7 +385,7 @@ class PluginHost:
                 out.append((impl.plugin_name, call_impl(impl, **kwargs)))
             except PluginError:
                 raise
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 reason = f"{hook} raised {type(exc).__name__}: {exc}"
                 if not isolate:
                     raise PluginError(reason, plugin=impl.plugin_name) from exc
@@ -391,7 +400,7 @@ class PluginHost:
         for impl in impls:
             try:
                 res = call_impl(impl, **kwargs)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise PluginError(f"{hook} raised {type(exc).__name__}: {exc}",
                                   plugin=impl.plugin_name) from exc
             if res is not None:
@@ -538,5 +547,5 @@ def set_default_host(host: PluginHost | None) -> None:
     _default = host
 
 
-__all__ = ["PluginHost", "PluginRecord", "default_host", "set_default_host", "PLUGIN_API_VERSION",
-           "ENTRY_POINT_GROUP", "ARCHITECTURES_GROUP"]
+__all__ = ["PluginHost", "PluginRecord", "default_host", "set_default_host", "call_impl", "PLUGIN_API_VERSION",
+           "ENTRY_POINT_GROUP", "ARCHITECTURES_GROUP", "ACTIVE", "DISABLED", "REFUSED", "FAILED"]

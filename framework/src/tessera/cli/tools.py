@@ -8,9 +8,8 @@ import click
 
 from tessera.cli.params import ADDRESS, parse_int
 from tessera.errors import ConfigError, LoadError
-from tessera.isa import Disassembler
 from tessera.loaders import detect_format, parse_words, read_file
-from tessera.loaders.elf import label_symbols
+from tessera.loaders.elf import label_symbols, load_error, open_elf
 from tessera.memory import DEFAULT_MEMORY_CAP
 from tessera.session import resolve_arch
 
@@ -38,7 +37,7 @@ def asm(obj: Any, source: str, arch_name: str, output: str | None, fmt: str, bas
     start, blob = program.image()
     if output is None:
         symbols = {v: k for k, v in program.symbols.items()}
-        click.echo((arch.disassembler or Disassembler)(arch).listing(blob, start, symbols))
+        click.echo(arch.disassembler_class()(arch).listing(blob, start, symbols))
         return 0
     try:
         if fmt == "words":
@@ -59,23 +58,19 @@ def asm(obj: Any, source: str, arch_name: str, output: str | None, fmt: str, bas
 
 
 def _elf_code(data: bytes, path: str) -> tuple[list[tuple[int, bytes]], dict[int, str]]:
-    import io
+    """The executable sections (else executable loadable segments) and the labels of an ELF."""
+    from tessera.loaders.elffile import PF_X, PT_LOAD, SHF_EXECINSTR, SHT_PROGBITS, ElfFormatError
 
-    from elftools.elf.elffile import ELFFile
-
+    elf = open_elf(data, path)
     try:
-        elf = ELFFile(io.BytesIO(data))
-        chunks = []
-        for sec in elf.iter_sections():
-            if sec["sh_type"] == "SHT_PROGBITS" and sec["sh_flags"] & 0x4:  # SHF_EXECINSTR
-                chunks.append((sec["sh_addr"], sec.data()))
+        chunks = [(sec.sh_addr, elf.section_data(sec)) for sec in elf.sections
+                  if sec.sh_type == SHT_PROGBITS and sec.sh_flags & SHF_EXECINSTR]
         if not chunks:
-            for seg in elf.iter_segments():
-                if seg["p_type"] == "PT_LOAD" and seg["p_flags"] & 0x1:
-                    chunks.append((seg["p_vaddr"], seg.data()))
-        symbols = label_symbols(elf)  # never mapping symbols ($x, $d, $xrv32i2p1_m2p0 ...)
-    except Exception as exc:  # noqa: BLE001
-        raise LoadError(f"{path} is a malformed ELF file: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+            chunks = [(seg.p_vaddr, elf.segment_data(seg)) for seg in elf.segments
+                      if seg.p_type == PT_LOAD and seg.p_flags & PF_X]
+    except ElfFormatError as exc:
+        raise load_error(path, exc) from None
+    symbols = label_symbols(elf)  # never mapping symbols ($x, $d, $xrv32i2p1_m2p0 ...)
     return chunks, symbols
 
 
@@ -97,7 +92,7 @@ def disasm(obj: Any, file: str | None, arch_name: str | None, words: tuple[str, 
     if file is not None and words:
         raise click.UsageError("give either a FILE or --word, not both")
     arch = resolve_arch(obj.host, arch_name, file)
-    dis = (arch.disassembler or Disassembler)(arch)
+    dis = arch.disassembler_class()(arch)
     if words:
         width = arch.word_bits // 4
         for i, text in enumerate(words):

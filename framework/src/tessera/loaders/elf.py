@@ -1,4 +1,8 @@
-"""ELF loader (pyelftools): loadable segments, entry point, symbols.
+"""ELF loader: loadable segments, entry point, symbols.
+
+The file is read by :mod:`tessera.loaders.elffile`, the core's own small, strict ELF
+reader (not pyelftools, whose import alone cost a short run tens of milliseconds of
+start-up).
 
 The ELF's machine, class and byte order are checked against the architecture, or
 used to choose the architecture when the user gave none (:func:`choose_architecture`,
@@ -7,7 +11,8 @@ an extension architecture the program does not need).  An architecture without a
 ELF machine runs no ELF files; ``any_machine`` (``tessera run --any-elf-machine``)
 waives the machine check, never the class or byte order.  Every malformation —
 wrong magic, truncated headers or segments, segments outside memory or over the
-memory cap — becomes a one-line :class:`~tessera.errors.LoadError`.
+memory cap — becomes a one-line :class:`~tessera.errors.LoadError`.  A damaged
+section header or symbol table only loses the symbols: the segments are what runs.
 
 Symbols: mapping symbols (``$x``, ``$d``, ``$xrv32i2p1_m2p0``, Arm's ``$a``/``$t``:
 any name starting with ``$``) mark where code and data start for disassemblers; they
@@ -17,14 +22,23 @@ them (:func:`is_mapping_symbol`).
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from tessera.errors import ConfigError, LoadError
 from tessera.loaders.common import LoadedProgram, place, read_file
 from tessera.loaders.elfattrs import riscv_isa
+from tessera.loaders.elffile import (
+    ELF_MAGIC,
+    PT_LOAD,
+    SHN_UNDEF,
+    STB_LOCAL,
+    STT_FUNC,
+    STT_NOTYPE,
+    STT_OBJECT,
+    ElfFile,
+    ElfFormatError,
+)
 
-ELF_MAGIC = b"\x7fELF"
 EM_NONE = 0
 
 #: Names of the ELF machines a user is likely to meet, for messages.
@@ -43,43 +57,32 @@ def is_mapping_symbol(name: str) -> bool:
     return name.startswith("$")
 
 
-def _open(data: bytes, path: str) -> Any:
-    from elftools.elf.elffile import ELFFile
-
+def open_elf(data: bytes, path: str) -> ElfFile:
+    """The ELF header of ``data`` read and checked; a :class:`LoadError` naming ``path`` if bad."""
     if not data.startswith(ELF_MAGIC):
         raise LoadError(f"{path} is not an ELF file (bad magic)")
-    if len(data) < 52:
+    if len(data) < (64 if data[4:5] == b"\x02" else 52):  # the ELF64 header is 64 bytes
         raise LoadError(f"{path} is truncated: {len(data)} bytes is shorter than an ELF header")
     try:
-        elf = ELFFile(io.BytesIO(data))
-        elf.header  # noqa: B018 - force parsing
-        return elf
-    except Exception as exc:  # noqa: BLE001 - pyelftools raises many kinds
-        raise LoadError(f"{path} is a malformed ELF file: {_why(exc)}") from None
+        return ElfFile(data)
+    except ElfFormatError as exc:
+        raise load_error(path, exc) from None
 
 
-def _why(exc: Exception) -> str:
+def load_error(path: str, exc: ElfFormatError) -> LoadError:
+    """``… is truncated: …`` when the file ends too soon, else ``… is a malformed ELF file: …``."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:160]
+    kind = "is truncated" if exc.truncated else "is a malformed ELF file"
+    return LoadError(f"{path} {kind}: {text[:160]}")
 
 
 def elf_identity(data: bytes, path: str) -> tuple[int, int, str]:
     """``(e_machine, class bits, endian)`` of an ELF image."""
-    elf = _open(data, path)
-    try:
-        machine = elf.header["e_machine"]
-        machine_no = machine if isinstance(machine, int) else _machine_number(elf)
-    except Exception as exc:  # noqa: BLE001
-        raise LoadError(f"{path} is a malformed ELF file: {_why(exc)}") from None
-    return machine_no, elf.elfclass, "little" if elf.little_endian else "big"
+    return _identity(open_elf(data, path))
 
 
-def _machine_number(elf: Any) -> int:
-    """pyelftools gives known machines as names; recover the number from the raw header."""
-    raw = elf.stream
-    raw.seek(18)
-    b = raw.read(2)
-    return int.from_bytes(b, "little" if elf.little_endian else "big")
+def _identity(elf: ElfFile) -> tuple[int, int, str]:
+    return elf.header.e_machine, elf.header.elfclass, elf.header.endian
 
 
 def choose_architecture(host: Any, data: bytes, path: str) -> Any:
@@ -124,7 +127,7 @@ def choose_architecture(host: Any, data: bytes, path: str) -> Any:
 def elf_extensions(data: bytes) -> frozenset[str]:
     """The ISA extensions a RISC-V ELF's ``Tag_RISCV_arch`` names (empty if it names none)."""
     try:
-        elf = _open(data, "")
+        elf = open_elf(data, "")
     except LoadError:
         return frozenset()
     isa = riscv_isa(elf)
@@ -140,26 +143,26 @@ def load_elf(machine: Any, path: str, data: bytes | None = None, *, entry: int |
     if data is None:
         data = read_file(path, machine.budget.cap)
     arch = machine.arch
-    machine_no, bits, endian = elf_identity(data, path)
+    elf = open_elf(data, path)
+    machine_no, bits, endian = _identity(elf)
     if not any_machine:
         check_machine(arch, machine_no, path)
     if arch.elf_class is not None and bits != arch.elf_class:
         raise LoadError(f"{path} is a {bits}-bit ELF; {arch.name} takes {arch.elf_class}-bit ELFs")
     if endian != arch.endian:
         raise LoadError(f"{path} is {endian}-endian; {arch.name} is {arch.endian}-endian")
-    elf = _open(data, path)
     loaded = LoadedProgram(path=path, format="elf", entry=0)
     try:
-        segments = [elf.get_segment(i).header for i in range(elf.num_segments())]
-        e_entry = elf.header["e_entry"]
-    except Exception as exc:  # noqa: BLE001
-        raise LoadError(f"{path} is a malformed ELF file: {_why(exc)}") from None
-    loads = [s for s in segments if s["p_type"] == "PT_LOAD" and s["p_memsz"] > 0]
+        segments = elf.segments
+    except ElfFormatError as exc:
+        raise load_error(path, exc) from None
+    e_entry = elf.header.e_entry
+    loads = [s for s in segments if s.p_type == PT_LOAD and s.p_memsz > 0]
     if not loads:
         raise LoadError(f"{path} has no loadable segments")
     for seg in loads:
-        off, filesz, memsz = seg["p_offset"], seg["p_filesz"], seg["p_memsz"]
-        addr = seg["p_vaddr"]
+        off, filesz, memsz = seg.p_offset, seg.p_filesz, seg.p_memsz
+        addr = seg.p_vaddr
         what = f"segment at {addr:#x}"
         if filesz > memsz:
             raise LoadError(f"{path}: {what} has file size {filesz:#x} > memory size {memsz:#x}")
@@ -190,42 +193,40 @@ def check_machine(arch: Any, machine_no: int, path: str) -> None:
                         f"(which runs ELF machine {describe_machine(arch.elf_machine)}){force}")
 
 
-_LABEL_RANK = {"STT_FUNC": 0, "STT_OBJECT": 1, "STT_NOTYPE": 2}
+_LABEL_RANK = {STT_FUNC: 0, STT_OBJECT: 1, STT_NOTYPE: 2}
 
 
-def _defined_symbols(elf: Any) -> list[tuple[str, int, int]]:
-    """``(name, value, rank)`` of the defined function/object/untyped symbols, in table order.
+def _defined_symbols(elf: ElfFile) -> list[tuple[str, int, int]]:
+    """``(name, value, rank)`` of the defined function/object/untyped symbols of ``.symtab``,
+    in table order.
 
     Mapping symbols are left out; ``rank`` orders the kinds a label prefers
-    (function, object, untyped; globals before locals).
+    (function, object, untyped; globals before locals).  A damaged section header or
+    symbol table (:class:`ElfFormatError`) propagates; the callers read it as no symbols.
     """
     out: list[tuple[str, int, int]] = []
-    symtab = elf.get_section_by_name(".symtab")
-    if symtab is None or not hasattr(symtab, "iter_symbols"):
-        return out
-    for sym in symtab.iter_symbols():
-        kind = sym["st_info"]["type"]
-        if not sym.name or kind not in _LABEL_RANK or is_mapping_symbol(sym.name):
+    for sym in elf.symbols():
+        if not sym.name or sym.type not in _LABEL_RANK or is_mapping_symbol(sym.name):
             continue
-        if sym["st_shndx"] == "SHN_UNDEF":
+        if sym.shndx == SHN_UNDEF:
             continue
-        local = sym["st_info"]["bind"] == "STB_LOCAL"
-        out.append((sym.name, sym["st_value"], 2 * _LABEL_RANK[kind] + local))
+        local = sym.bind == STB_LOCAL
+        out.append((sym.name, sym.value, 2 * _LABEL_RANK[sym.type] + local))
     return out
 
 
-def _symbols(elf: Any) -> dict[str, int]:
+def _symbols(elf: ElfFile) -> dict[str, int]:
     """Name → address of the program's symbols (what ``--until-symbol`` may name)."""
     out: dict[str, int] = {}
     try:
         for name, value, _rank in _defined_symbols(elf):
             out.setdefault(name, value)
-    except Exception:  # noqa: BLE001 - a damaged symbol table only loses symbols
-        return out
+    except ElfFormatError:  # a damaged symbol table only loses symbols
+        return {}
     return out
 
 
-def label_symbols(elf: Any) -> dict[int, str]:
+def label_symbols(elf: ElfFile) -> dict[int, str]:
     """Address → the one name a listing shows there: a function before an object before an
     untyped symbol, a global before a local, else the first in the table; never a mapping symbol."""
     best: dict[int, tuple[int, str]] = {}
@@ -233,6 +234,6 @@ def label_symbols(elf: Any) -> dict[int, str]:
         for name, value, rank in _defined_symbols(elf):
             if value not in best or rank < best[value][0]:
                 best[value] = (rank, name)
-    except Exception:  # noqa: BLE001 - a damaged symbol table only loses labels
-        pass
+    except ElfFormatError:  # a damaged symbol table only loses labels
+        return {}
     return {addr: name for addr, (_rank, name) in best.items()}

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Any
 
 import attrs
+
+from tessera.loaders.elffile import ElfFile, ElfFormatError
 
 EM_RISCV = 0xF3
 TAG_FILE = 1
@@ -83,19 +84,20 @@ def parse_isa_string(text: str) -> RiscvIsa | None:
     return RiscvIsa(text=text, xlen=int(match.group(1)), extensions=frozenset(names))
 
 
-def riscv_isa(elf: Any) -> RiscvIsa | None:
-    """The ``Tag_RISCV_arch`` of an open pyelftools ``ELFFile``, or ``None`` (absent/damaged)."""
-    try:
-        if elf.header["e_machine"] not in ("EM_RISCV", EM_RISCV):
-            return None
-        section = elf.get_section_by_name(".riscv.attributes")
-        if section is None:
-            return None
-        data = section.data()
-    except Exception:  # noqa: BLE001 - pyelftools raises many kinds on a damaged file
+def riscv_isa(elf: ElfFile) -> RiscvIsa | None:
+    """The ``Tag_RISCV_arch`` of an :class:`~tessera.loaders.elffile.ElfFile`, or ``None``
+    (absent, or damaged: a bad section table or attributes section reads as absent)."""
+    if elf.header.e_machine != EM_RISCV:
         return None
     try:
-        arch = read_arch_attribute(bytes(data), "little" if elf.little_endian else "big")
+        section = elf.section_by_name(".riscv.attributes")
+        if section is None:
+            return None
+        data = elf.section_data(section)
+    except ElfFormatError:
+        return None
+    try:
+        arch = read_arch_attribute(data, elf.header.endian)
     except _Malformed:
         return None
     return None if arch is None else parse_isa_string(arch)

@@ -131,12 +131,6 @@ def compose(xlen: int, extensions: Iterable[RiscvExtension]) -> tuple[tuple[Fiel
     return tuple(field_list), tuple(enc for _, enc in rows)
 
 
-def _assembler() -> type:
-    from tessera_riscv.asm import RiscvAssembler
-
-    return RiscvAssembler
-
-
 def make_arch(name: str, xlen: int, extensions: Iterable[RiscvExtension] = (),
               **overrides: Any) -> Architecture:
     """An RV32IM/RV64IM (+ Zicsr, Zba, Zbb, Zaamo) architecture with ``extensions``.
@@ -184,8 +178,9 @@ def make_arch(name: str, xlen: int, extensions: Iterable[RiscvExtension] = (),
         dump=dump,
         dump_text=dump_text,
         refine=encoding.refine,
+        control_flow="flags",  # rows declare branch/jump/trap/halt/wait (encoding.ROWS)
         comment_chars="#",
-        assembler=_assembler(),
+        assembler="tessera_riscv.asm:RiscvAssembler",
         settings=riscv_settings(xlen, exts),
         cli_flags={"trap-misaligned": ("misaligned", "trap",
                                        "misaligned loads and stores trap (mcause 4/6)"),

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.isa import Disassembler
-
 
 def _safe_name(name: Any) -> bool:
     return isinstance(name, str) and bool(name) and not any(c in name for c in " =,:\"\\[]\n")
@@ -29,7 +27,7 @@ class ArchLayout:
 
     def __init__(self, arch: Any) -> None:
         self.arch = arch
-        self.dis = (arch.disassembler or Disassembler)(arch)
+        self.dis = arch.disassembler_class()(arch)
         self.pc_digits = max(8, (arch.address_bits + 3) // 4)
         self.files: list[str] = [rf.name for rf in arch.register_files if rf.storage]
         self.names: list[list[str]] = []

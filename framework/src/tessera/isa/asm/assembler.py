@@ -55,7 +55,7 @@ from tessera.isa.asm.syntax import (
     blank_block_comments,
 )
 from tessera.isa.decoder import Decoder
-from tessera.isa.description import Architecture, Field
+from tessera.isa.description import Architecture, Encoding, Field
 from tessera.isa.encoder import Encoder
 from tessera.isa.expr import ExpressionError, evaluate, local_label
 
@@ -118,7 +118,7 @@ class Assembler(BuiltinDirectives):
         self.context: Context | None = None
         self._fields = arch.field_map
         self._files = arch.register_file_map
-        self._table = FormTable(arch)
+        self._table = FormTable(arch, self.assembles)
         self._space = 1 << arch.address_bits
         #: numeric local label -> indices of the statements defining it, in order
         self._local_labels: dict[str, list[int]] = {}
@@ -126,6 +126,15 @@ class Assembler(BuiltinDirectives):
         self._poisoned: set[str] = set()
 
     # -- extension points ------------------------------------------------------------
+    def assembles(self, encoding: Encoding) -> bool:
+        """May source text be assembled into row ``encoding``?  Every row by default.
+
+        Asked once per row when the assembler is made.  Override to keep out rows that
+        exist for decoding only (Tensix's rows for words with reserved bits set, which
+        share their syntax with the clean row).
+        """
+        return True
+
     def expand(self, mnemonic: str, operands_text: str, location: int) -> list[str] | None:
         """Rewrite a pseudo-instruction into source lines, or return ``None``.
 
@@ -518,7 +527,7 @@ class Assembler(BuiltinDirectives):
 
 def assemble(arch: Architecture, text: str, *, file: str = "<input>", base: int = 0) -> Program:
     """Assemble ``text`` with ``arch.assembler`` (a subclass) if set, else :class:`Assembler`."""
-    cls = arch.assembler or Assembler
+    cls = arch.assembler_class()
     return cls(arch).assemble(text, file=file, base=base)
 
 
