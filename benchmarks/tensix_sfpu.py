@@ -1,8 +1,8 @@
 """ns per 32-lane SFPU instruction: now ``tessera bench --only sfpu`` (this wrapper keeps the old path working).
 
-The measurement moved into the ``tessera bench`` command (package ``tessera.bench``,
-workload ``sfpu``): an exp/recip kernel over a 32×32 FP32 tile in Tensix direct
-mode, beside as many SFPNOPs and the bare numpy floor.  Options are those of
+The measurement moved into the ``tessera bench`` command (workload ``sfpu``, offered
+by the Tensix plugin: ``tessera_tensix.bench``): an exp/recip kernel over a 32×32
+FP32 tile in Tensix direct mode, beside as many SFPNOPs and the bare numpy floor.  Options are those of
 ``tessera bench``, e.g. ``python benchmarks/tensix_sfpu.py --quick --json``.
 """
 

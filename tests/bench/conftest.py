@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tessera.cli.main import main
+from tessera.plugins import set_default_host
 
 TINY = ("--scale", "0.0005", "--repeat", "1")
 
@@ -35,6 +36,8 @@ def _clean_plugin_env(monkeypatch):
     for name in list(os.environ):
         if name.startswith("TESSERA_"):
             monkeypatch.delenv(name)
+    yield
+    set_default_host(None)   # a command made its host (--no-plugin ...) the process's: forget it
 
 
 @pytest.fixture

@@ -1,19 +1,25 @@
-"""``tessera bench``: the JSON report, checked results, skips, consistent ratios, exit statuses.
+"""``tessera bench``: checked results, skips, consistent ratios, exit statuses, plugin workloads.
 
-Sizes are tiny (see conftest.py); nothing here asserts anything about speed.
+Sizes are tiny (see conftest.py); nothing here asserts anything about speed.  The
+whole report, and its shape, is checked in test_bench_shape.py.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 
 import pytest
 
 from tessera.bench import WORKLOAD_NAMES
-from tessera.bench.runner import WORKLOADS
+from tessera.bench.registry import offered_workloads
+from tessera.plugins import PluginHost
 
 HAVE_RISCEMU = importlib.util.find_spec("riscemu") is not None
 SCALAR = ("phoenix", "rv32")
+REPOSITORY = ("phoenix", "rv32", "riscemu", "sfpu", "hooks", "tracing", "startup")
 
 
 def assert_rates_consistent(entry):
@@ -22,34 +28,19 @@ def assert_rates_consistent(entry):
         assert v["rate"] == v["count"] / v["seconds"], name
 
 
-def test_the_workload_names_are_the_runners():
-    assert tuple(WORKLOADS) == WORKLOAD_NAMES
+def test_the_workload_names_are_what_the_installed_plugins_offer():
+    assert tuple(offered_workloads(PluginHost())) == REPOSITORY
+    assert tuple(offered_workloads(PluginHost(disabled=["phoenix", "trace"]))) == (
+        "rv32", "riscemu", "sfpu", "hooks", "startup")
+    assert tuple(offered_workloads(PluginHost(load_entry_points=False, use_environment=False))) == ("startup",)
 
 
-def test_json_report_has_every_workload_with_a_checked_result(bench):
-    run = bench("--json")
-    assert run.code == 0, run.err
-    report = run.report
-    assert report["ok"] is True and report["failures"] == []
-    assert list(report["workloads"]) == list(WORKLOAD_NAMES)
-    facts = report["machine"]
-    for key in ("cpu", "cores", "python", "numpy", "riscemu", "date", "tessera"):
-        assert key in facts, key
-    assert facts["cpu"] and facts["cores"] >= 1
-    for name, entry in report["workloads"].items():
-        if entry["status"] == "skipped":        # e.g. tracing before tessera-trace is installed
-            assert entry["note"], name
-            continue
-        assert entry["status"] == "ok", (name, entry["error"])
-        check = entry["check"]
-        assert check["passed"] is True and check["samples_checked"] >= len(entry["variants"]) >= 1, name
-        assert "expected" in check and check["what"], name
-        assert_rates_consistent(entry)
-    for name in ("phoenix", "rv32", "sfpu", "hooks"):   # the plugins of this repository are installed
-        assert report["workloads"][name]["status"] == "ok", name
-    assert {t["name"] for t in report["targets"]} == {
-        "rv32-vs-riscemu", "phoenix-vs-riscemu", "idle-hooks", "text-tracing", "sfpu",
-        "startup-version", "startup-run"}
+def test_workload_names_follow_the_current_host(bench, monkeypatch):
+    """``WORKLOAD_NAMES`` is live: a command sets the process's host, the names follow it."""
+    bench("--only", "nosuch")                       # any command: it sets the default host
+    assert tuple(WORKLOAD_NAMES) == REPOSITORY and "phoenix" in WORKLOAD_NAMES
+    bench("--no-plugin", "phoenix", "bench", "--only", "nosuch")
+    assert "phoenix" not in WORKLOAD_NAMES and list(WORKLOAD_NAMES) == list(REPOSITORY[1:])
 
 
 def test_scalar_workloads_run_on_both_engines_and_their_ratios_come_from_the_rates(bench):
@@ -93,26 +84,50 @@ def test_hooks_and_sfpu_derived_numbers_come_from_the_rates(bench):
     assert targets["sfpu"]["value"] == ns["kernel"]
 
 
-def test_a_disabled_plugin_is_a_skip_note_not_a_failure(bench):
-    run = bench("--no-plugin", "tensix", "bench", "--json", "--only", "sfpu,rv32")
+def test_a_disabled_plugins_workloads_are_not_offered(bench):
+    run = bench("--no-plugin", "tensix", "bench", "--json", "--only", "rv32")
     assert run.code == 0, run.err
-    sfpu = run.report["workloads"]["sfpu"]
-    assert sfpu["status"] == "skipped" and sfpu["variants"] == {}
-    assert "'tensix'" in sfpu["note"] and "disabled" in sfpu["note"]
-    assert run.report["workloads"]["rv32"]["status"] == "ok"
-    assert {t["name"]: t["met"] for t in run.report["targets"]}["sfpu"] is None
+    assert list(run.report["workloads"]) == ["rv32"] and run.report["workloads"]["rv32"]["status"] == "ok"
+    assert "sfpu" not in {t["name"] for t in run.report["targets"]}      # its target went with it
+    run = bench("--no-plugin", "tensix", "bench", "--json", "--only", "sfpu,rv32")
+    assert run.code == 2 and run.out == ""
+    assert run.err.count("\n") == 1 and run.err.startswith("tessera: usage error: ")
+    assert "unknown workload 'sfpu'" in run.err and "(choose from phoenix, rv32, riscemu, hooks" in run.err
 
 
 def test_the_environment_can_disable_a_plugin_too(bench, monkeypatch):
     monkeypatch.setenv("TESSERA_DISABLE_PLUGINS", "phoenix")
     run = bench("--json", "--only", "phoenix")
+    assert run.code == 2 and run.out == ""
+    assert run.err == ("tessera: usage error: Invalid value for --only: unknown workload 'phoenix' "
+                       "(choose from rv32, riscemu, sfpu, hooks, tracing, startup) "
+                       "(see 'tessera bench --help')\n")
+
+
+def test_without_the_riscv_plugin_its_program_and_the_peer_are_missing_with_notes(bench):
+    run = bench("--no-plugin", "riscv", "bench", "--json", "--only", "phoenix,tracing")
     assert run.code == 0, run.err
-    entry = run.report["workloads"]["phoenix"]
-    assert entry["status"] == "skipped" and "phoenix" in entry["note"]
+    phoenix, tracing = run.report["workloads"]["phoenix"], run.report["workloads"]["tracing"]
+    assert phoenix["status"] == "ok" and phoenix["vs_riscemu"] == {"fast": None, "step": None}
+    assert phoenix["note"] == "riscemu is not offered by any enabled plugin: ratios to it are null"
+    assert tracing["status"] == "skipped"
+    assert tracing["note"] == "workload 'rv32', whose program this one runs, is not offered by any enabled plugin"
+    assert {t["name"] for t in run.report["targets"]} == {"phoenix-vs-riscemu", "sfpu", "text-tracing",
+                                                          "startup-version"}
+
+
+def test_the_help_lists_the_workloads_the_environment_enables():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TESSERA_")}
+    command = [sys.executable, "-m", "tessera.cli.main", "bench", "--help"]
+    full = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
+    assert "phoenix, rv32, riscemu, sfpu, hooks, tracing, startup." in " ".join(full.split())
+    env["TESSERA_DISABLE_PLUGINS"] = "phoenix,tensix"
+    fewer = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
+    assert "separated): rv32, riscemu, hooks, tracing, startup." in " ".join(fewer.split())
 
 
 def test_without_riscemu_the_ratios_are_null_and_the_note_says_how_to_install(bench, monkeypatch):
-    monkeypatch.setattr("tessera.bench.peer.riscemu_version", lambda: None)
+    monkeypatch.setattr("tessera_riscv.bench_peer.riscemu_version", lambda: None)
     run = bench("--json", "--only", "rv32,riscemu")
     assert run.code == 0, run.err
     peer = run.report["workloads"]["riscemu"]
@@ -141,7 +156,7 @@ def test_the_iteration_count_follows_the_scale(bench):
 
 
 def test_a_wrong_result_fails_loudly_with_exit_status_1(bench, monkeypatch):
-    monkeypatch.setattr("tessera.bench.rv32.expected_sum", lambda n: 12345)
+    monkeypatch.setattr("tessera_riscv.bench.expected_sum", lambda n: 12345)
     run = bench("--json", "--only", "rv32,hooks")
     assert run.code == 1
     assert "tessera bench: FAILED rv32: fast: wrong result: result is" in run.err
@@ -152,22 +167,24 @@ def test_a_wrong_result_fails_loudly_with_exit_status_1(bench, monkeypatch):
 
 
 def test_a_wrong_result_is_shown_in_the_table_too(bench, monkeypatch):
-    monkeypatch.setattr("tessera.bench.phoenix.expected_sum", lambda n: 1)
+    monkeypatch.setattr("tessera_phoenix.bench.expected_sum", lambda n: 1)
     run = bench("--only", "phoenix")
     assert run.code == 1
     assert "FAILED" in run.out and "wrong result: r2 is" in run.err
 
 
 def test_check_exits_1_only_when_a_target_is_missed(bench, monkeypatch):
-    from tessera.bench import targets
+    from tessera.bench.targets import Target
+    from tessera_riscv.bench_hooks import IdleHooks
 
-    impossible = targets.Target("impossible", "idle hooks cost less than -1000 %",
-                                ("hooks", "derived", "idle_overhead_percent"), -1000.0, False, "%")
-    monkeypatch.setattr(targets, "TARGETS", (impossible,))
+    impossible = Target("impossible", "idle hooks cost less than -1000 %",
+                        ("hooks", "derived", "idle_overhead_percent"), -1000.0, False, "%")
+    monkeypatch.setattr(IdleHooks, "targets", (impossible,))
     assert bench("--json", "--only", "hooks").code == 0
     run = bench("--json", "--only", "hooks", "--check")
     assert run.code == 1 and "target(s) not met: impossible" in run.err
-    assert run.report["targets"][0]["met"] is False
+    hooks_targets = [t for t in run.report["targets"] if t["name"] == "impossible"]
+    assert len(hooks_targets) == 1 and hooks_targets[0]["met"] is False
 
 
 def test_text_output_has_the_tables_and_the_machine(bench):

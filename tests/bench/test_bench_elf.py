@@ -1,4 +1,5 @@
-"""The packaged RV32 ELF: its symbols, patching ``iterations`` through the symbol table, its source."""
+"""The riscv plugin's packaged RV32 ELF: its symbols, patching ``iterations`` through the symbol
+table, its source (the core's ``tessera.bench.elfpatch`` on the plugin's ``data/bench``)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
+import tessera_riscv.plugin
 from tessera.bench.elfpatch import patch_symbol, symbol_location
 from tessera.bench.hosts import minimal_host
 from tessera.bench.model import BenchFailure
-from tessera.bench.rv32 import ELF_NAME, Rv32Program, elf_image
 from tessera.loaders.elf import load_elf
 from tessera.machine import Machine
+from tessera_riscv.bench import ELF_NAME, Rv32Program, elf_image
 
-DATA = Path(str(resources.files("tessera.bench").joinpath("data")))
+DATA = Path(str(resources.files("tessera_riscv").joinpath("data", "bench")))
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +64,10 @@ def test_the_patched_iteration_count_changes_the_checked_sum(rv32):
 
 def test_the_bench_program_checks_the_patched_sum(rv32):
     arch, host = rv32
-    program = Rv32Program(arch, 7)
+    program = Rv32Program(arch, 7, (tessera_riscv.plugin, "riscv"))
     sample = program.run(program.machine(host, "step"))
     assert program.expected == 28 and sample.count > 3 * 7
-    wrong = Rv32Program(arch, 7)
+    wrong = Rv32Program(arch, 7, (tessera_riscv.plugin, "riscv"))
     wrong.expected = 29
     with pytest.raises(BenchFailure, match="wrong result: result is 0x1c, expected 0x1d"):
         wrong.run(wrong.machine(host))

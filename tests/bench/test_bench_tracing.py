@@ -1,76 +1,36 @@
-"""The ``tracing`` workload against a stand-in ``tessera_trace`` (the real plugin is optional).
+"""The trace plugin's ``tracing`` workload: the right hosts, one file per format, slowdowns
+from the reported rates, and notes (not failures) for a format that does not attach or
+a program that is missing.
 
-The stand-in implements the API the bench relies on — ``attach(machine, fmt,
-path) -> tracer`` with ``close()``, and a plugin module whose execute-observe hook
-traces attached machines — so these tests pin down how the bench uses it: the
-right host, one file per format, slowdowns from the reported rates, and a note
-(not a failure) for a format or a module that does not work.
+The workload lives in the trace plugin (``tessera_trace.bench``) and runs the riscv
+plugin's ``rv32`` program, found through the bench (``Context.program``).
 """
 
 from __future__ import annotations
 
-import sys
-import types
-
 import pytest
 
-import tessera
+import tessera_trace
+import tessera_trace.bench
 
 FORMATS = ("text", "jsonl", "perfetto", "profile")
 
 
-def fake_trace_modules(broken: tuple[str, ...] = ()) -> tuple[types.ModuleType, types.ModuleType]:
-    tracers: dict[int, Tracer] = {}
-    attached: list[str] = []
-
-    class Tracer:
-        def __init__(self, path: str) -> None:
-            self.path = path
-            self.lines: list[str] = []
-
-        def close(self) -> None:
-            with open(self.path, "w") as fh:
-                fh.write("".join(self.lines))
+@pytest.fixture
+def attached(monkeypatch):
+    """Every format the workload attaches, through the real ``tessera_trace.attach``."""
+    formats: list[str] = []
+    real = tessera_trace.attach
 
     def attach(machine, fmt, path, **options):
-        if fmt in broken:
-            raise ValueError(f"no such format {fmt!r}")
-        tracer = tracers[id(machine)] = Tracer(path)
-        attached.append(fmt)
-        return tracer
+        formats.append(fmt)
+        return real(machine, fmt, path, **options)
 
-    @tessera.hookimpl
-    def tessera_execute_observe(machine, ins):
-        tracer = tracers.get(id(machine))
-        if tracer is None:
-            return None
-        line = f"{ins.address:08x} {ins.mnemonic}\n"
-        return lambda agent, ins: tracer.lines.append(line)
-
-    package = types.ModuleType("tessera_trace")
-    plugin = types.ModuleType("tessera_trace.plugin")
-    plugin.TESSERA_API_VERSION = 1
-    plugin.tessera_execute_observe = tessera_execute_observe
-    package.attach = attach
-    package.plugin = plugin
-    package.tracers = tracers
-    package.attached = attached
-    return package, plugin
+    monkeypatch.setattr(tessera_trace, "attach", attach)
+    return formats
 
 
-@pytest.fixture
-def fake_trace(monkeypatch):
-    def install(broken: tuple[str, ...] = ()) -> types.ModuleType:
-        package, plugin = fake_trace_modules(broken)
-        monkeypatch.setitem(sys.modules, "tessera_trace", package)
-        monkeypatch.setitem(sys.modules, "tessera_trace.plugin", plugin)
-        return package
-
-    return install
-
-
-def test_every_format_is_measured_and_compared_with_the_untraced_run(bench, fake_trace):
-    package = fake_trace()
+def test_every_format_is_measured_and_compared_with_the_untraced_run(bench, attached):
     run = bench("--json", "--only", "tracing")
     assert run.code == 0, run.err
     entry = run.report["workloads"]["tracing"]
@@ -85,13 +45,20 @@ def test_every_format_is_measured_and_compared_with_the_untraced_run(bench, fake
     assert entry["derived"]["idle_plugin_overhead_percent"] == (
         v["untraced"]["rate"] / v["idle-plugin"]["rate"] - 1.0) * 100.0
     # one attach per traced sample: one round of three samples (the workload's samples_per_round)
-    assert sorted(package.attached) == sorted(FORMATS * 3)
+    assert sorted(attached) == sorted(FORMATS * 3)
     target = {t["name"]: t for t in run.report["targets"]}["text-tracing"]
     assert target["value"] == entry["derived"]["slowdown"]["text"]
 
 
-def test_a_format_that_does_not_attach_is_skipped_with_a_note(bench, fake_trace):
-    fake_trace(broken=("perfetto",))
+def test_a_format_that_does_not_attach_is_skipped_with_a_note(bench, monkeypatch):
+    real = tessera_trace.attach
+
+    def attach(machine, fmt, path, **options):
+        if fmt == "perfetto":
+            raise ValueError("no such format 'perfetto'")
+        return real(machine, fmt, path, **options)
+
+    monkeypatch.setattr(tessera_trace, "attach", attach)
     run = bench("--json", "--only", "tracing")
     assert run.code == 0, run.err
     entry = run.report["workloads"]["tracing"]
@@ -100,10 +67,24 @@ def test_a_format_that_does_not_attach_is_skipped_with_a_note(bench, fake_trace)
     assert set(entry["derived"]["slowdown"]) == {"text", "jsonl", "profile"}
 
 
-def test_without_the_trace_module_the_workload_is_skipped(bench, monkeypatch):
-    monkeypatch.setitem(sys.modules, "tessera_trace", None)     # import raises ImportError
-    run = bench("--json", "--only", "tracing")
+def test_a_tracer_that_writes_nothing_skips_its_format(bench, monkeypatch):
+    class Silent:
+        def close(self):
+            return None
+
+    monkeypatch.setattr(tessera_trace, "attach", lambda machine, fmt, path: Silent())
+    entry = bench("--json", "--only", "tracing").report["workloads"]["tracing"]
+    assert entry["status"] == "ok" and list(entry["variants"]) == ["untraced", "idle-plugin"]
+    assert entry["skipped_variants"] == {fmt: f"the {fmt} tracer wrote nothing to its file" for fmt in FORMATS}
+
+
+def test_without_the_trace_plugin_the_workload_is_not_offered(bench):
+    run = bench("--no-plugin", "trace", "bench", "--json", "--only", "rv32")
     assert run.code == 0, run.err
-    entry = run.report["workloads"]["tracing"]
-    assert entry["status"] == "skipped" and "tessera_trace is not importable" in entry["note"]
-    assert {t["name"]: t["met"] for t in run.report["targets"]}["text-tracing"] is None
+    assert "text-tracing" not in {t["name"] for t in run.report["targets"]}
+    run = bench("--no-plugin", "trace", "bench", "--only", "tracing")
+    assert run.code == 2 and "unknown workload 'tracing'" in run.err
+
+
+def test_the_workload_is_the_trace_plugins_offer():
+    assert tessera_trace.plugin.tessera_bench_workloads() == [tessera_trace.bench.TracingOverhead]

@@ -99,7 +99,7 @@ class Files:
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
-        rv32 = resources.files("tessera.bench").joinpath("data", "sum-rv32im.elf").read_bytes()
+        rv32 = resources.files("tessera_riscv").joinpath("data", "bench", "sum-rv32im.elf").read_bytes()
         toy = build_elf(entry=0x100, segments=[(0x100, EXIT7)])
         self.paths: list[str] = []
         self.add("rv32.elf", rv32)

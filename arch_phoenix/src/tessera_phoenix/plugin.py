@@ -20,3 +20,11 @@ def tessera_conformance_cases(arch):
     from tessera_phoenix.conformance import cases
 
     return cases(arch)
+
+
+@tessera.hookimpl
+def tessera_bench_workloads():
+    """``tessera bench``'s ``phoenix`` loop (imported only when the bench asks)."""
+    from tessera_phoenix.bench import workloads
+
+    return workloads()

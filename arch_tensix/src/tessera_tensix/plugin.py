@@ -17,7 +17,7 @@ def tessera_architectures():
 @tessera.hookimpl
 def tessera_run_finished(machine, result):
     """Write Dest to ``--dest-out`` when a Tensix run ends (whatever the reason)."""
-    core = getattr(machine, "tensix", None)
+    core = machine.ext.get("tensix")
     path = machine.config.get("dest_out") if core is not None else None
     if path:
         import numpy as np
@@ -36,3 +36,11 @@ def tessera_conformance_cases(arch):
     from tessera_tensix.conformance import cases
 
     return cases(arch)
+
+
+@tessera.hookimpl
+def tessera_bench_workloads():
+    """``tessera bench``'s ``sfpu`` kernel (imported only when the bench asks)."""
+    from tessera_tensix.bench import workloads
+
+    return workloads()

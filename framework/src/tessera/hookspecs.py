@@ -12,8 +12,13 @@ a family nobody implements costs nothing at all.  ``docs/hooks.md`` has an examp
 for every hook.
 
 Families: **decode**, **execute**, **memory**, **sync**, **timing**; plus
-**discovery** (architectures, CLI commands, conformance cases) and **lifecycle**
+**discovery** (architectures, CLI commands, conformance cases, bench workloads) and **lifecycle**
 (machine ready, trap, run finished).
+
+The objects a hook receives are typed with the protocols of :mod:`tessera.protocols`
+(``MachineLike``, ``CpuLike``, ``InstructionLike``, ``ArchitectureLike``, ``HostLike``):
+what the core guarantees of them.  An implementation may annotate its arguments the
+same way, importing them under ``if TYPE_CHECKING:`` so that loading it costs nothing.
 """
 
 from __future__ import annotations
@@ -22,12 +27,25 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-if TYPE_CHECKING:  # pragma: no cover
-    from tessera.engine.agent import Agent
-    from tessera.isa.description import Architecture
-    from tessera.isa.instruction import Instruction
-    from tessera.machine.machine import Machine, RunResult
-    from tessera.memory.space import AddressSpace
+if TYPE_CHECKING:  # pragma: no cover - annotations only: tessera.protocols is never imported to run
+    import click
+
+    from tessera.control import Trap
+    from tessera.isa import Architecture, Instruction
+    from tessera.machine import RunResult
+    from tessera.memory import AddressSpace, Region, Watch
+    from tessera.protocols import (
+        ArchitectureLike,
+        CommandCollector,
+        CpuLike,
+        HostLike,
+        InstructionLike,
+        Instrumentation,
+        MachineLike,
+        Observer,
+        TimingModel,
+    )
+    from tessera.sync import SyncEvent
 
 hookspec = pluggy.HookspecMarker("tessera")
 
@@ -45,7 +63,7 @@ def tessera_architectures() -> list[Architecture]:
 
 
 @hookspec
-def tessera_cli_commands(cli: Any) -> None:
+def tessera_cli_commands(cli: CommandCollector) -> None:
     """Add subcommands to the ``tessera`` command line.
 
     ``cli`` collects commands: call ``cli.add_command(cmd)`` with a
@@ -55,7 +73,7 @@ def tessera_cli_commands(cli: Any) -> None:
 
 
 @hookspec
-def tessera_run_options() -> list[Any]:
+def tessera_run_options() -> list[click.Option]:
     """Return ``click.Option`` objects to add to ``tessera run`` and ``tessera resume``.
 
     For tool plugins (``--trace FORMAT``).  Parameter names must not clash with the
@@ -65,7 +83,7 @@ def tessera_run_options() -> list[Any]:
 
 
 @hookspec
-def tessera_run_configure(machine: Machine, options: dict[str, Any]) -> None:
+def tessera_run_configure(machine: MachineLike, options: dict[str, Any]) -> None:
     """Configure a tool for this run from the options of :func:`tessera_run_options`.
 
     ``options`` maps every plugin-contributed parameter name to its value (``None``
@@ -78,7 +96,7 @@ def tessera_run_configure(machine: Machine, options: dict[str, Any]) -> None:
 
 
 @hookspec
-def tessera_conformance_cases(arch: Architecture) -> list[Any]:
+def tessera_conformance_cases(arch: ArchitectureLike) -> list[dict[str, Any]] | None:
     """Return conformance cases (program + expected final state or output) for ``arch``.
 
     Each case is a ``dict`` with at least ``name`` and ``source`` (assembly) or
@@ -87,12 +105,28 @@ def tessera_conformance_cases(arch: Architecture) -> list[Any]:
     """
 
 
+@hookspec
+def tessera_bench_workloads(host: HostLike) -> list[type]:
+    """Return the ``tessera bench`` workloads this plugin offers (``Workload`` subclasses).
+
+    Each item is a subclass of :class:`tessera.bench.model.Workload` with a unique
+    ``name``; ``tessera bench`` runs and reports it beside the core's own, and
+    ``--only NAME`` selects it.  Called when ``tessera bench`` starts (its ``--help``
+    and ``--only`` check included) with the command's plugin ``host``; a plugin that
+    is disabled or not installed offers nothing, so its workloads are absent.  Import
+    the workload module inside the hook, so that importing the plugin stays cheap.
+    A raising hook or an item that is not a named ``Workload`` subclass marks the
+    plugin failed; a name already offered (by the core or an earlier plugin) is
+    dropped with a warning.
+    """
+
+
 # --------------------------------------------------------------------------- decode
 
 
 @hookspec(firstresult=True)
 def tessera_decode(
-    machine: Machine, arch: Architecture, word: int, address: int
+    machine: MachineLike, arch: ArchitectureLike, word: int, address: int
 ) -> Instruction | None:
     """Claim a word before the encoding table sees it (an extension's encodings).
 
@@ -109,8 +143,8 @@ def tessera_decode(
 
 @hookspec
 def tessera_execute_instrument(
-    machine: Machine, arch: Architecture, ins: Instruction
-) -> Any:
+    machine: MachineLike, arch: ArchitectureLike, ins: InstructionLike
+) -> Instrumentation | None:
     """Return callbacks to weave around one decoded instruction, or ``None``.
 
     Called when ``ins`` enters the decode cache.  Return ``(before, after)`` where
@@ -129,7 +163,9 @@ def tessera_execute_instrument(
 
 
 @hookspec
-def tessera_execute_observe(machine: Machine, arch: Architecture, ins: Instruction) -> Any:
+def tessera_execute_observe(
+    machine: MachineLike, arch: ArchitectureLike, ins: InstructionLike
+) -> Observer | None:
     """Return ``observer(agent, ins)`` to call each time ``ins`` retires, or ``None``.
 
     Called when ``ins`` enters the decode cache.  An observer runs after the
@@ -147,7 +183,7 @@ def tessera_execute_observe(machine: Machine, arch: Architecture, ins: Instructi
 
 
 @hookspec
-def tessera_memory_regions(machine: Machine, space: AddressSpace) -> list[Any]:
+def tessera_memory_regions(machine: MachineLike, space: AddressSpace) -> list[Region] | None:
     """Return regions/devices to map into ``space`` when the machine is built.
 
     Each item is a region object (``tessera.memory.RAM``, ``ROM`` or ``MMIO``).  Use
@@ -157,7 +193,7 @@ def tessera_memory_regions(machine: Machine, space: AddressSpace) -> list[Any]:
 
 
 @hookspec
-def tessera_memory_watches(machine: Machine, space: AddressSpace) -> list[Any]:
+def tessera_memory_watches(machine: MachineLike, space: AddressSpace) -> list[Watch] | None:
     """Return ``tessera.memory.Watch`` objects observing or modifying data accesses.
 
     ``Watch(start, end, on_read=None, on_write=None)``: ``on_read(agent, address,
@@ -175,7 +211,7 @@ def tessera_memory_watches(machine: Machine, space: AddressSpace) -> list[Any]:
 
 
 @hookspec
-def tessera_sync_event(machine: Machine, event: Any) -> None:
+def tessera_sync_event(machine: MachineLike, event: SyncEvent) -> None:
     """Observe a synchronisation event (``tessera.sync.SyncEvent``).
 
     Kinds: ``wait`` (an agent parks), ``wake`` (an agent is woken), ``post``,
@@ -188,7 +224,7 @@ def tessera_sync_event(machine: Machine, event: Any) -> None:
 
 
 @hookspec(firstresult=True)
-def tessera_timing_model(machine: Machine, arch: Architecture) -> Any:
+def tessera_timing_model(machine: MachineLike, arch: ArchitectureLike) -> TimingModel | None:
     """Supply the timing model that owns the clock (first answer wins).
 
     The model needs ``cycles(ins) -> int`` (charged each time ``ins`` runs; called
@@ -202,7 +238,7 @@ def tessera_timing_model(machine: Machine, arch: Architecture) -> Any:
 
 
 @hookspec
-def tessera_machine_ready(machine: Machine) -> None:
+def tessera_machine_ready(machine: MachineLike) -> None:
     """The machine is built, loaded and about to run for the first time.
 
     Good place to set registers or subscribe to things.  It is called again for a
@@ -212,12 +248,12 @@ def tessera_machine_ready(machine: Machine) -> None:
 
 
 @hookspec
-def tessera_trap(machine: Machine, agent: Agent, trap: Any) -> None:
+def tessera_trap(machine: MachineLike, agent: CpuLike, trap: Trap) -> None:
     """An agent raised an architectural trap (before the architecture takes it)."""
 
 
 @hookspec
-def tessera_trap_taken(machine: Machine, agent: Agent, trap: Any) -> None:
+def tessera_trap_taken(machine: MachineLike, agent: CpuLike, trap: Trap) -> None:
     """The architecture took a trap: the agent is at its handler, trap entry is done.
 
     Called after ``tessera_trap`` and the architecture's ``take_trap``, only when it
@@ -228,5 +264,5 @@ def tessera_trap_taken(machine: Machine, agent: Agent, trap: Any) -> None:
 
 
 @hookspec
-def tessera_run_finished(machine: Machine, result: RunResult) -> None:
+def tessera_run_finished(machine: MachineLike, result: RunResult) -> None:
     """A call to ``Machine.run`` ended (halt, stop condition, budget or error)."""

@@ -6,7 +6,9 @@ architecture's own plugin (plus, where a workload says so, the plugins it is
 measuring).  That is also what a user's ``tessera run`` sees when no tool plugin
 subscribes to anything.  The architecture's plugin object is taken from the
 command's host, so ``--no-plugin NAME`` and ``TESSERA_DISABLE_PLUGINS`` make the
-workload skip with a note instead of failing.
+workload skip with a note instead of failing.  A workload usually measures its own
+plugin's architecture (then that plugin is active, or it would not have offered
+the workload); the note matters when it needs another plugin's.
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from typing import Any
 from tessera.bench.model import Skip
 from tessera.plugins import ACTIVE, PluginHost
 
-#: distribution that provides each architecture the bench uses, for the skip note
-DISTRIBUTIONS = {"phoenix": "tessera-phoenix", "rv32im": "tessera-riscv", "tensix": "tessera-tensix"}
 
+def architecture_plugin(host: Any, arch_name: str, distribution: str | None = None) -> tuple[Any, str, Any]:
+    """``(architecture, plugin name, plugin object)`` from the command's host, or :class:`Skip`.
 
-def architecture_plugin(host: Any, arch_name: str) -> tuple[Any, str, Any]:
-    """``(architecture, plugin name, plugin object)`` from the command's host, or :class:`Skip`."""
+    ``distribution``: the package that provides the architecture, named in the note.
+    """
     found = host.architectures().get(arch_name)
     if found is None:
-        why = _why_missing(host, arch_name)
+        why = _why_missing(host, distribution)
         raise Skip(f"architecture {arch_name!r} is not available: {why}")
     arch, plugin_name = found
     record = host.records.get(plugin_name)
@@ -33,8 +35,7 @@ def architecture_plugin(host: Any, arch_name: str) -> tuple[Any, str, Any]:
     return arch, plugin_name, record.plugin
 
 
-def _why_missing(host: Any, arch_name: str) -> str:
-    dist = DISTRIBUTIONS.get(arch_name)
+def _why_missing(host: Any, dist: str | None) -> str:
     for record in host.records.values():
         if record.status != ACTIVE and dist is not None and record.distribution == dist:
             return f"plugin {record.name} is {record.status} ({record.reason})"
@@ -51,3 +52,6 @@ def minimal_host(*plugins: tuple[Any, str]) -> PluginHost:
         if record.status != ACTIVE:
             raise Skip(f"plugin {name!r} could not be registered: {record.status} ({record.reason})")
     return host
+
+
+__all__ = ["architecture_plugin", "minimal_host"]

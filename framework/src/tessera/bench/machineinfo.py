@@ -3,7 +3,8 @@
 Collected once per ``tessera bench`` run and printed with the results (and in
 ``--json``), so numbers pasted into docs/performance.md carry their context.  The
 load average is included because other jobs on the machine slow every variant
-down — the ratios less than the absolute rates.
+down — the ratios less than the absolute rates.  The peer's version (``riscemu``, see
+:data:`tessera.bench.PEER`) is a fact too: the ratios to it depend on it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import platform
 from typing import Any
 
+from tessera.bench import PEER
 from tessera.version import __version__
 
 
@@ -50,7 +52,7 @@ def machine_facts() -> dict[str, Any]:
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "numpy": numpy.__version__,
-        "riscemu": _version("riscemu"),
+        PEER: _version(PEER),
         "tessera": __version__,
         "platform": platform.platform(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -60,8 +62,8 @@ def machine_facts() -> dict[str, Any]:
 
 def describe(facts: dict[str, Any]) -> str:
     """One line for the text report."""
-    riscemu = f"riscemu {facts['riscemu']}" if facts["riscemu"] else "riscemu not installed"
+    peer = f"{PEER} {facts[PEER]}" if facts.get(PEER) else f"{PEER} not installed"
     load = facts["load_average"]
     return (f"{facts['date']}  {facts['cpu']}, {facts['cores']} cores, "
-            f"{facts['implementation']} {facts['python']}, numpy {facts['numpy']}, {riscemu}, "
+            f"{facts['implementation']} {facts['python']}, numpy {facts['numpy']}, {peer}, "
             f"tessera {facts['tessera']}" + (f", load average {load[0]}" if load else ""))

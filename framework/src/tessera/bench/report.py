@@ -1,10 +1,12 @@
 """Printing a bench report: rich tables for people, JSON for machines.
 
 The text form shows, per workload and variant, the work done, the best time, the
-rate (M instr/s, or ns per instruction for the SFPU) and the comparison that
-variant exists for (vs riscemu, fast vs step, overhead, slowdown); then the
-targets as met / not met, then every skip note and failure.  Nothing here
-computes a number the JSON does not hold.
+rate (as the workload's ``rate_style`` says: M instr/s, ns or ms per unit) and the
+comparison that variant exists for: the generic ones here (vs the peer, fast vs
+step), the workload's own (overhead, slowdown, ...) from its class's
+``comparison``; then the targets as met / not met, then every note.  Nothing here
+computes a number the JSON does not hold; a report read back from JSON (a plain
+dict, without the classes) prints with the generic comparisons only.
 """
 
 from __future__ import annotations
@@ -15,41 +17,34 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tessera.bench import PEER
 from tessera.bench.machineinfo import describe
+from tessera.bench.model import Workload
 
 
 def to_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2)
 
 
-def _rate(unit: str, variant: dict[str, Any]) -> str:
-    if unit == "ns":
-        return f"{1e9 / variant['rate']:,.0f} ns/instr"
-    if unit == "commands":  # whole processes: the time one takes
-        return f"{1e3 / variant['rate']:,.0f} ms/command"
-    return f"{variant['rate'] / 1e6:.3f} M instr/s"
+def _rate(style: str, unit: str, variant: dict[str, Any]) -> str:
+    short = {"instructions": "instr", "commands": "command"}.get(unit, unit)
+    if style == "ns":
+        return f"{1e9 / variant['rate']:,.0f} ns/{short}"
+    if style == "ms":   # e.g. whole processes: the time one takes
+        return f"{1e3 / variant['rate']:,.0f} ms/{short}"
+    return f"{variant['rate'] / 1e6:.3f} M {short}/s"
 
 
-def _comparison(name: str, entry: dict[str, Any], variant_name: str) -> str:
+def _comparison(cls: type[Workload] | None, entry: dict[str, Any], variant_name: str) -> str:
     derived = entry["derived"]
     parts = []
-    vs = (entry.get("vs_riscemu") or {}).get(variant_name)
+    vs = (entry.get(f"vs_{PEER}") or {}).get(variant_name)
     if vs is not None:
-        parts.append(f"{vs:.1f}x riscemu")
+        parts.append(f"{vs:.1f}x {PEER}")
     if variant_name == "fast" and "fast_over_step" in derived:
         parts.append(f"{derived['fast_over_step']:.2f}x step")
-    if name == "hooks" and variant_name != "riscv-only":
-        rel = derived.get("rate_vs_riscv_only", {}).get(variant_name)
-        if rel is not None:
-            parts.append(f"{(1 / rel - 1) * 100:+.1f} % time vs riscv-only")
-    if name == "tracing":
-        slow = derived.get("slowdown", {}).get(variant_name)
-        if slow is not None:
-            parts.append(f"{slow:.2f}x slower than untraced")
-        elif variant_name == "idle-plugin" and "idle_plugin_overhead_percent" in derived:
-            parts.append(f"{derived['idle_plugin_overhead_percent']:+.1f} % vs untraced")
-    if name == "sfpu" and variant_name == "kernel" and "kernel_over_floor" in derived:
-        parts.append(f"{derived['kernel_over_floor']:.2f}x numpy floor")
+    if cls is not None:
+        parts += cls.comparison(entry, variant_name)
     return ", ".join(parts)
 
 
@@ -58,15 +53,17 @@ def results_table(report: dict[str, Any]) -> Table:
     for col, justify in (("workload", "left"), ("variant", "left"), ("work", "right"),
                          ("best s", "right"), ("rate", "right"), ("compared", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    classes: dict[str, type[Workload]] = getattr(report, "classes", {})
     for name, entry in report["workloads"].items():
+        cls = classes.get(name)
+        style = cls.rate_style if cls is not None else ("ms" if entry["unit"] == "commands" else "rate")
         if entry["status"] == "skipped":
             table.add_row(name, "-", "", "", "", f"skipped: {entry['note']}")
             continue
         first = True
         for vname, v in entry["variants"].items():
             table.add_row(name if first else "", vname, f"{v['count']:,}", f"{v['seconds']:.3f}",
-                          _rate("ns" if name == "sfpu" else entry["unit"], v),
-                          _comparison(name, entry, vname))
+                          _rate(style, entry["unit"], v), _comparison(cls, entry, vname))
             first = False
         for vname, note in entry["skipped_variants"].items():
             table.add_row(name if first else "", vname, "", "", "", f"skipped: {note}")
@@ -112,3 +109,5 @@ def print_text(report: dict[str, Any], console: Console | None = None) -> None:
     for name, entry in report["workloads"].items():
         if entry["note"] and entry["status"] != "skipped":
             console.print(f"note: {name}: {entry['note']}", highlight=False)
+    for note in getattr(report, "notes", ()):
+        console.print(f"note: {note}", highlight=False)

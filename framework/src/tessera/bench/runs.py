@@ -39,3 +39,6 @@ def require(what: str, got: int, want: int) -> None:
     """Fail loudly when a checked value is wrong."""
     if got != want:
         raise BenchFailure(f"wrong result: {what} is {got:#x}, expected {want:#x}")
+
+
+__all__ = ["expected_sum", "require", "timed_run"]

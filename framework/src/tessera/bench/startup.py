@@ -8,10 +8,13 @@ of the samples counts (the least disturbed run).  The variants:
 
 * ``version``: ``tessera --version`` (no plugin, no command module is imported);
 * ``archs``: ``tessera archs`` (every architecture is built: not a target);
-* ``run-rv32``: ``tessera run --arch rv32im`` of the bench's compiled RV32 loop,
-  patched down to a few iterations, so what is measured is getting to the program;
-* ``run-rv32-elf``: the same without ``--arch``: the ELF header chooses the
-  architecture, which today asks every architecture plugin (not a target).
+* then the commands the offered workloads contribute
+  (:meth:`~tessera.bench.model.Workload.startup_commands`), so the core times
+  ``tessera run`` of a program without naming its architecture — typically a tiny
+  program run with and without ``--arch``, so what is measured is getting to the
+  program (docs/performance.md lists them).  A contribution that cannot be made here
+  (its architecture is missing) is left out, and ``size["note"]`` says when there is
+  none at all.
 
 Every sample is checked: exit status 0, and ``--version`` must print the version.
 The children get the command's plugin selection (``--no-plugin``, ``--only-plugin``)
@@ -32,12 +35,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tessera.bench.elfpatch import patch_symbol
-from tessera.bench.model import BenchFailure, Context, Sample, Variant, Workload
-from tessera.bench.rv32 import elf_image
+from tessera.bench.model import BenchFailure, Context, Sample, Skip, Variant, Workload
+from tessera.bench.targets import Target
 
-#: iterations of the RV32 loop in the run variants: a few thousand instructions
-ITERATIONS = 1000
 TIMEOUT = 60.0
 
 
@@ -94,6 +94,10 @@ class Startup(Workload):
     title = "whole tessera commands, start-up included"
     unit = "commands"
     samples_per_round = 3
+    order = 1000            # last: it runs whole processes, the others' programs included
+    rate_style = "ms"
+    targets = (Target("startup-version", "tessera --version, whole process",
+                      ("startup", "derived", "seconds", "version"), 0.15, False, "s"),)
 
     def prepare(self, ctx: Context) -> list[Variant]:
         self.tmp = tempfile.mkdtemp(prefix="tessera-bench-startup-")
@@ -104,18 +108,18 @@ class Startup(Workload):
                     "tessera --version"),
             Variant("archs", Command(["archs"], env, self.tmp, "").run, "tessera archs"),
         ]
-        if _provides(ctx.host, "rv32im"):
-            program = Path(self.tmp, "sum.elf")
-            program.write_bytes(patch_symbol(elf_image(), "iterations", ITERATIONS))
-            variants += [
-                Variant("run-rv32", Command(["run", "--arch", "rv32im", str(program)], env, self.tmp,
-                                            "").run, f"tessera run --arch rv32im (a {ITERATIONS}-iteration loop)"),
-                Variant("run-rv32-elf", Command(["run", str(program)], env, self.tmp, "").run,
-                        "tessera run, the architecture chosen from the ELF"),
-            ]
-            self.size = {"iterations": ITERATIONS}
-        else:
-            self.size = {"note": "rv32im not installed: no run variants"}
+        self.size = {}
+        for cls in ctx.workloads.values():
+            try:
+                runs = cls.startup_commands(ctx, Path(self.tmp))
+            except Skip:
+                continue
+            for run in runs:
+                variants.append(Variant(run.name, Command(list(run.args), env, self.tmp, run.expect_out).run,
+                                        run.description))
+                self.size.update(run.size)
+        if len(variants) == 2:
+            self.size = {"note": "no enabled plugin offers a program to run: no run variants"}
         self.check = {"what": "every command exits 0; --version prints the version",
                       "expected": {"exit status": 0, "--version": "tessera, version"}}
         for variant in variants:  # untimed: fills the bytecode cache, and fails early
@@ -129,12 +133,3 @@ class Startup(Workload):
         tmp = getattr(self, "tmp", None)
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _provides(host: Any, arch_name: str) -> bool:
-    try:
-        host.architecture(arch_name)
-    except Exception:  # noqa: BLE001 - missing or broken: no run variants (the note says so)
-        return False
-    return True
-

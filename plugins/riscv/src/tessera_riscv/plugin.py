@@ -24,3 +24,11 @@ def tessera_conformance_cases(arch):
     from tessera_riscv.conformance import cases
 
     return cases(arch)
+
+
+@tessera.hookimpl
+def tessera_bench_workloads():
+    """``tessera bench``'s ``rv32``, ``riscemu`` and ``hooks`` (imported only when the bench asks)."""
+    from tessera_riscv.bench import workloads
+
+    return workloads()

@@ -3,7 +3,7 @@
 The ELF is committed next to this script so that ``tessera bench`` runs without a
 cross compiler; rebuild it only when ``sum.c`` changes::
 
-    python framework/src/tessera/bench/data/build.py [OUTPUT]
+    python plugins/riscv/src/tessera_riscv/data/bench/build.py [OUTPUT]
 
 The flags give a bare-metal RV32IM executable with no C runtime (``sum.c`` brings
 its own ``_start``) and an unstripped symbol table, which the bench needs to patch

@@ -5,6 +5,10 @@ three 48-bit instructions per iteration), with the count loaded by ``ldi`` (the
 assembler adds an immediate postfix when the count needs one) and the run ended by
 the self-loop that halts a thread.  The machine has one thread and a small DRAM, so
 building it costs little; thread 0's ``r2`` must hold the sum.
+
+The rfPhoenix plugin's contribution to ``tessera bench`` (hook
+``tessera_bench_workloads`` in :mod:`tessera_phoenix.plugin`, which imports this
+module only when the bench asks).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from tessera.bench.hosts import architecture_plugin, minimal_host
 from tessera.bench.model import Context, Sample, Variant, Workload
 from tessera.bench.runs import expected_sum, require, timed_run
-from tessera.machine import Machine
+from tessera.bench.targets import Target
 
 ITERATIONS = 100_000
 ENGINES = ("fast", "step")
@@ -36,11 +40,14 @@ class PhoenixLoop(Workload):
     name = "phoenix"
     title = "rfPhoenix integer loop"
     scalar = True
+    order = 10
+    targets = (Target("phoenix-vs-riscemu", "rfPhoenix loop, fast engine, speed vs riscemu",
+                      ("phoenix", "vs_riscemu", "fast"), 20.0, True, "x", aim=40.0),)
 
     def prepare(self, ctx: Context) -> list[Variant]:
         from tessera.isa.asm import assemble
 
-        arch, plugin_name, plugin = architecture_plugin(ctx.host, "phoenix")
+        arch, plugin_name, plugin = architecture_plugin(ctx.host, "phoenix", "tessera-phoenix")
         self.arch = arch
         self.host = minimal_host((plugin, plugin_name))
         self.iterations = ctx.size(ITERATIONS, quick=ITERATIONS)
@@ -53,7 +60,8 @@ class PhoenixLoop(Workload):
 
     def _runner(self, engine: str) -> Any:
         def run() -> Sample:
-            from tessera.loaders.common import place
+            from tessera.loaders import place
+            from tessera.machine import Machine
 
             machine = Machine(self.arch, host=self.host, engine=engine,
                               config={"threads": 1, "dram": 1 << 20})
@@ -66,3 +74,8 @@ class PhoenixLoop(Workload):
             return Sample(seconds, result.steps, {"engine": machine.engine})
 
         return run
+
+
+def workloads() -> list[type[Workload]]:
+    """What the rfPhoenix plugin offers ``tessera bench``."""
+    return [PhoenixLoop]

@@ -1,4 +1,4 @@
-/* The compiled RV32 workload of `tessera bench` (see tessera/bench/rv32.py).
+/* The compiled RV32 workload of `tessera bench` (see tessera_riscv/bench.py).
  *
  * The loop body compiles at -O1 to three instructions (add, addi, bnez), the same
  * shape as the hand-written loops of the other workloads, so instructions per

@@ -1,11 +1,12 @@
 """Workload ``tracing``: what each ``tessera-trace`` format costs on the compiled RV32 loop.
 
-The trace plugin (``plugins/trace``, module ``tessera_trace``) is optional; without
-it, or when its API does not answer as expected, the workload — or the one format
-that failed to attach — is skipped with a note.  The API used is
-``tessera_trace.attach(machine, fmt, path) -> tracer`` and ``tracer.close()``, on a
-machine whose host has ``tessera_trace.plugin`` registered.  Variants, on the
-default engine:
+The trace plugin's contribution to ``tessera bench`` (hook ``tessera_bench_workloads``
+in :mod:`tessera_trace.plugin`, which imports this module only when the bench asks).
+The program is the riscv plugin's: the workload asks the bench for the program of
+the offered workload ``rv32`` (``Context.program``) instead of importing that
+plugin, so without it the workload is skipped with a note.  A format whose
+``tessera_trace.attach(machine, fmt, path)`` fails is skipped alone, with a note.
+Variants, on the default engine:
 
 * ``untraced`` — a host with the riscv plugin only (the baseline);
 * ``idle-plugin`` — the trace plugin registered but nothing attached (an installed,
@@ -24,47 +25,34 @@ import tempfile
 import time
 from typing import Any
 
-from tessera.bench.hosts import architecture_plugin, minimal_host
+import tessera_trace
+from tessera.bench.hosts import minimal_host
 from tessera.bench.model import Context, Sample, Skip, Variant, Workload
-from tessera.bench.rv32 import Rv32Program
-from tessera.plugins import ACTIVE
+from tessera.bench.targets import Target
 
-ITERATIONS = 20_000  # traced runs are slower and write ~50 bytes per instruction: keep them short
+#: the workload whose program is traced
+PROGRAM = "rv32"
+ITERATIONS = 20_000  # the tracers write ~50 bytes per instruction: keep them short
 FORMATS = ("text", "jsonl", "perfetto", "profile")
 SUFFIX = {"text": ".txt", "jsonl": ".jsonl", "perfetto": ".json", "profile": ".txt"}
-INSTALL = "pip install -e plugins/trace"
-
-
-def import_trace() -> tuple[Any, Any]:
-    """``(tessera_trace, tessera_trace.plugin)`` or :class:`Skip` with the reason."""
-    try:
-        import tessera_trace
-        import tessera_trace.plugin as plugin
-    except Exception as exc:  # noqa: BLE001 - missing or broken: either way, a note
-        raise Skip(f"tessera_trace is not importable ({type(exc).__name__}: {exc}); {INSTALL}") from None
-    if not callable(getattr(tessera_trace, "attach", None)):
-        raise Skip("tessera_trace has no attach(machine, fmt, path) function")
-    return tessera_trace, plugin
 
 
 class TracingOverhead(Workload):
     name = "tracing"
     title = "tracing overhead per format (RV32 loop)"
     samples_per_round = 3  # the untraced sample takes ~3 ms: best of more
+    order = 60
+    targets = (Target("text-tracing", "text tracing, slowdown vs untraced",
+                      ("tracing", "derived", "slowdown", "text"), 5.0, False, "x"),)
 
     def __init__(self) -> None:
         super().__init__()
         self.tmp: tempfile.TemporaryDirectory[str] | None = None
 
     def prepare(self, ctx: Context) -> list[Variant]:
-        arch, plugin_name, plugin = architecture_plugin(ctx.host, "rv32im")
-        record = ctx.host.records.get("trace")
-        if record is not None and record.status != ACTIVE:
-            raise Skip(f"the trace plugin is {record.status} ({record.reason})")
-        self.api, trace_plugin = import_trace()
-        self.program = Rv32Program(arch, ctx.size(ITERATIONS, quick=ITERATIONS))
-        self.plain = minimal_host((plugin, plugin_name))
-        self.traced = minimal_host((plugin, plugin_name), (trace_plugin, "trace"))
+        self.program = ctx.program(PROGRAM, ctx.size(ITERATIONS, quick=ITERATIONS))
+        self.plain = minimal_host(self.program.plugin)
+        self.traced = minimal_host(self.program.plugin, (tessera_trace.plugin, "trace"))
         self.tmp = tempfile.TemporaryDirectory(prefix="tessera-bench-trace-")
         self.size = {"iterations": self.program.iterations, "instructions_per_iteration": 3}
         self.check = self.program.check
@@ -85,8 +73,8 @@ class TracingOverhead(Workload):
             path = os.path.join(self.tmp.name, f"trace-{fmt}{SUFFIX[fmt]}")
             machine = self.program.machine(self.traced)
             try:
-                tracer = self.api.attach(machine, fmt, path)
-            except Exception as exc:  # noqa: BLE001 - an API mismatch: skip this format, say why
+                tracer = tessera_trace.attach(machine, fmt, path)
+            except Exception as exc:  # noqa: BLE001 - a failing tracer is a skip of this workload
                 raise Skip(f"tessera_trace.attach(machine, {fmt!r}, path) failed: "
                            f"{type(exc).__name__}: {exc}") from None
             try:
@@ -120,6 +108,16 @@ class TracingOverhead(Workload):
             self.tmp.cleanup()
             self.tmp = None
 
+    @classmethod
+    def comparison(cls, entry: dict[str, Any], variant: str) -> list[str]:
+        derived = entry["derived"]
+        slow = derived.get("slowdown", {}).get(variant)
+        if slow is not None:
+            return [f"{slow:.2f}x slower than untraced"]
+        if variant == "idle-plugin" and "idle_plugin_overhead_percent" in derived:
+            return [f"{derived['idle_plugin_overhead_percent']:+.1f} % vs untraced"]
+        return []
+
 
 def _close(tracer: Any, *, quietly: bool = False) -> None:
     close = getattr(tracer, "close", None)
@@ -130,3 +128,8 @@ def _close(tracer: Any, *, quietly: bool = False) -> None:
     except Exception:
         if not quietly:
             raise
+
+
+def workloads() -> list[type[Workload]]:
+    """What the trace plugin offers ``tessera bench``."""
+    return [TracingOverhead]

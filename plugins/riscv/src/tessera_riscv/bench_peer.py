@@ -1,12 +1,14 @@
 """Workload ``riscemu``: the same RV32 sum loop in riscemu, a pure-Python RISC-V emulator.
 
 riscemu (``pip install riscemu``, in ``requirements-bench.txt``) is the reference
-the scalar workloads' speed is stated against: it runs in this same process, on
-the same interpreter, so the ratio says how much faster Tessera's engine is and not
-how fast this machine is.  The loop is written as assembly text (riscemu assembles
-it itself) with the same three instructions per iteration as ``data/sum.c``
-compiles to; ``a0`` must hold the sum.  Without riscemu the workload is skipped
-and every ratio to it is ``null``.
+the scalar workloads' speed is stated against (the core's runner compares every
+instruction-set workload with the workload named :data:`tessera.bench.PEER`): it
+runs in this same process, on the same interpreter, so the ratio says how much
+faster Tessera's engine is and not how fast this machine is.  The loop is written as
+assembly text (riscemu assembles it itself) with the same three instructions per
+iteration as ``data/bench/sum.c`` compiles to; ``a0`` must hold the sum.  Without
+riscemu the workload is skipped and every ratio to it is ``null``.  The riscv plugin
+offers it because the peer is a RISC-V emulator running a RISC-V loop.
 """
 
 from __future__ import annotations
@@ -53,15 +55,16 @@ def loop_source(iterations: int) -> str:
 
 
 class RiscemuLoop(Workload):
-    name = "riscemu"
+    name = "riscemu"    # = tessera.bench.PEER: the runner compares with this workload
     title = "riscemu RV32 loop (peer)"
+    order = 30
 
     def prepare(self, ctx: Context) -> list[Variant]:
         if riscemu_version() is None:
             raise Skip(f"riscemu is not installed, so ratios to it are null: {INSTALL}")
         try:
-            import riscemu  # noqa: F401
-        except Exception as exc:  # noqa: BLE001 - a broken install is a skip, with the reason
+            import riscemu  # noqa: F401 - imported only to see whether it imports
+        except Exception as exc:  # noqa: BLE001 - a broken peer install is a skip, not a failure
             raise Skip(f"riscemu does not import ({type(exc).__name__}: {exc}): {INSTALL}") from None
         self.iterations = ctx.size(ITERATIONS, quick=30_000)
         if self.iterations >= 0x7FFF_F800:
@@ -77,7 +80,7 @@ class RiscemuLoop(Workload):
         with contextlib.redirect_stdout(out):  # riscemu may announce the exit: keep --json clean
             try:
                 cpu.launch(False)
-            except Exception as exc:  # noqa: BLE001 - riscemu's own failure is a wrong result here
+            except Exception as exc:
                 raise BenchFailure(f"riscemu raised {type(exc).__name__}: {exc}") from exc
         seconds = time.perf_counter() - start
         require("a0", int(cpu.regs.get("a0").unsigned()), self.check["expected"])

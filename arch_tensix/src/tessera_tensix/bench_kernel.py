@@ -1,7 +1,9 @@
-"""Workload ``sfpu``: ns per 32-lane Tensix SFPU instruction, beside the numpy floor.
+"""The ``sfpu`` workload's kernel: its source, its float64 reference, Dest's layout, the numpy floor.
 
-Three variants, run in Tensix direct mode (``--arch tensix``) on one machine each
-that is rewound and rerun ``runs`` times per sample:
+Imported by :class:`tessera_tensix.bench.SfpuStream` when it prepares (this module
+needs numpy, which listing the workloads must not import).  The workload's three
+variants run in Tensix direct mode (``--arch tensix``) on one machine each that is
+rewound and rerun ``runs`` times per sample:
 
 * ``kernel`` — a realistic SFPU kernel over one 32×32 FP32 tile of Dest (32 slices
   of 32 lanes): per slice SFPLOAD, exp(x) by a Horner chain (SFPMAD, SFPMUL,
@@ -21,15 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from tessera.bench.hosts import architecture_plugin, minimal_host
-from tessera.bench.model import BenchFailure, Context, Sample, Variant, Workload
+from tessera.bench.model import BenchFailure
 from tessera.errors import TesseraError
 from tessera.machine import Machine
 
-RUNS = 50
 SLICES = 32                     # a 32x32 FP32 tile = 32 SFPLOAD slices of 32 lanes
 CONSTANTS = {"L4": 0x3D2B, "L5": 0x3E2A, "L6": 0x4000, "L7": 0x403A}   # 1/24, 1/6, 2, 2.90625 (BF16)
-TOLERANCE = 1e-5
 
 
 def kernel_source() -> str:
@@ -99,23 +98,35 @@ def read_tile(bits: np.ndarray) -> np.ndarray:
     return out.view(np.float32)
 
 
+def max_relative_error(bits: np.ndarray, want: np.ndarray) -> float:
+    """The largest relative error of the tile in Dest ``bits`` against the float64 ``want``."""
+    got = read_tile(bits)
+    return float(np.max(np.abs(got - want) / want))
+
+
 class DirectMode:
     """A Tensix machine with one kernel loaded, rerun from the start on each call."""
 
     def __init__(self, arch: Any, host: Any, source: str) -> None:
-        from tessera.engine.agent import RUNNABLE
+        from tessera.engine import RUNNABLE
         from tessera.isa.asm import assemble
 
-        self.machine: Any = Machine(arch, host=host)   # Any: .tensix is the plugin's board
+        self.machine = Machine(arch, host=host)
         _start, blob = assemble(arch, source).image()
         self.machine.space.write_bytes(0, blob)
         self.thread: Any = self.machine.agents[0]
         self.runnable = RUNNABLE
         self.instructions = len(blob) // arch.word_bytes
 
+    @property
+    def dest(self) -> np.ndarray:
+        """Dest's cells: the board's, declared as the machine extension ``tensix``."""
+        bits: np.ndarray = self.machine.ext["tensix"].dest.bits
+        return bits
+
     def run(self, dest: np.ndarray | None) -> tuple[float, int]:
         if dest is not None:
-            self.machine.tensix.dest.bits[:] = dest
+            self.dest[:] = dest
         self.thread.pc = 0
         self.thread.status = self.runnable
         start = time.perf_counter()
@@ -142,69 +153,3 @@ def numpy_floor(count: int) -> tuple[float, int]:
         add(t, a, out=t)
         copyto(d, t, where=en)
     return time.perf_counter() - start, count
-
-
-class SfpuStream(Workload):
-    name = "sfpu"
-    title = "Tensix SFPU stream"
-    samples_per_round = 3  # samples of ~20 ms, and the only target in absolute time
-
-    def prepare(self, ctx: Context) -> list[Variant]:
-        arch, plugin_name, plugin = architecture_plugin(ctx.host, "tensix")
-        host = minimal_host((plugin, plugin_name))
-        self.runs = ctx.size(RUNS, quick=RUNS)
-        self.x = tile_values()
-        self.dest = dest_bits(self.x)
-        self.want = reference(self.x)
-        self.kernel = DirectMode(arch, host, kernel_source())
-        self.nops = DirectMode(arch, host, "sfpnop\n" * (self.kernel.instructions - 1) + "end\n")
-        self.kernel.run(self.dest)       # warms the decode caches and the compiled kernels
-        self.error = self._check()
-        self.nops.run(None)
-        self.size = {"kernel_instructions": self.kernel.instructions, "runs_per_sample": self.runs,
-                     "engine": self.kernel.machine.engine}
-        self.check = {"what": f"every Dest result within {TOLERANCE:g} relative error of float64",
-                      "expected": f"< {TOLERANCE:g}"}
-        return [Variant("kernel", self._kernel, "exp(x)/x over a 32x32 FP32 tile"),
-                Variant("sfpnop", self._sfpnop, "as many SFPNOPs"),
-                Variant("numpy-floor", self._floor, "3 numpy calls per instruction, no emulator")]
-
-    def _check(self) -> float:
-        got = read_tile(self.kernel.machine.tensix.dest.bits)
-        err = float(np.max(np.abs(got - self.want) / self.want))
-        if not err < TOLERANCE:
-            raise BenchFailure(f"wrong result: the kernel's max relative error is {err:.3g} "
-                               f"(must be < {TOLERANCE:g})")
-        return err
-
-    def _repeat(self, once: Any) -> Sample:
-        seconds = 0.0
-        count = 0
-        for _ in range(self.runs):
-            s, n = once()
-            seconds += s
-            count += n
-        return Sample(seconds, count)
-
-    def _kernel(self) -> Sample:
-        def once() -> tuple[float, int]:
-            got = self.kernel.run(self.dest)
-            self.error = max(self.error, self._check())
-            return got
-
-        sample = self._repeat(once)
-        sample.extra["max_relative_error"] = self.error
-        return sample
-
-    def _sfpnop(self) -> Sample:
-        return self._repeat(lambda: self.nops.run(None))
-
-    def _floor(self) -> Sample:
-        return self._repeat(lambda: numpy_floor(self.kernel.instructions))
-
-    def derive(self, best: dict[str, Sample]) -> dict[str, Any]:
-        ns = {name: 1e9 / s.rate for name, s in best.items()}
-        out: dict[str, Any] = {"ns_per_instruction": ns}
-        if "kernel" in ns and "numpy-floor" in ns:
-            out["kernel_over_floor"] = ns["kernel"] / ns["numpy-floor"]
-        return out
