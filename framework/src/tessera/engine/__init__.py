@@ -2,6 +2,7 @@
 
 from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent, EngineAgent
 from tessera.engine.cpu import CpuAgent
+from tessera.engine.decodecache import DecodeCache
 from tessera.engine.translate import Translator
 
-__all__ = ["Agent", "EngineAgent", "CpuAgent", "Translator", "RUNNABLE", "WAITING", "HALTED"]
+__all__ = ["Agent", "EngineAgent", "CpuAgent", "DecodeCache", "Translator", "RUNNABLE", "WAITING", "HALTED"]

@@ -6,6 +6,10 @@ consulted, the timing model prices the instruction, execute-hook callbacks and
 breakpoints are woven into ``ins.run``.  An instruction nobody instruments keeps
 its bare semantic function, which is why an unsubscribed hook family costs nothing
 per instruction.
+
+The hook implementations arrive resolved (:class:`~tessera.types.HookCall` lists from
+:meth:`Machine.hook_calls <tessera.machine.Machine.hook_calls>`): the engine calls
+plugins but does not know the plugin host, which sits above it.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from typing import Any
 
 from tessera.control import ControlSignal, Halt, StopRequest, Yield
 from tessera.engine.blocks import BlockBuilder
+from tessera.engine.decodecache import DecodeCache
 from tessera.errors import ConfigError, PluginError, TesseraError
-from tessera.isa.instruction import Instruction
-from tessera.plugins import call_impl
+from tessera.isa.instruction import Instruction, seal, unseal
+from tessera.types import HookCall
 
 
 def _guard(cb: Any, plugin: str, where: str) -> Any:
@@ -27,7 +32,7 @@ def _guard(cb: Any, plugin: str, where: str) -> Any:
             return cb(agent, ins)
         except (ControlSignal, TesseraError):
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise PluginError(f"{where} callback raised {type(exc).__name__}: {exc} "
                               f"(at {ins.mnemonic})", plugin=plugin, pc=ins.address,
                               agent=getattr(agent, "name", None)) from exc
@@ -101,11 +106,10 @@ class Translator:
         self.space = space
         self.size = arch.word_bytes
         self.decoder = machine.decoder(arch)
-        self.cache = space.decode_cache(arch.name)
-        host = machine.host
-        self.decode_hooks = host.impls("tessera_decode") if host else []
-        self.instrumenters = host.impls("tessera_execute_instrument") if host else []
-        self.observe_hooks = host.impls("tessera_execute_observe") if host else []
+        self.cache = space.decode_cache(arch.name, DecodeCache)
+        self.decode_hooks: list[HookCall] = machine.hook_calls("tessera_decode")
+        self.instrumenters: list[HookCall] = machine.hook_calls("tessera_execute_instrument")
+        self.observe_hooks: list[HookCall] = machine.hook_calls("tessera_execute_observe")
         self.timing = machine.timing
         self.breakpoints = machine.breakpoints
         regfiles = {rf.name for rf in arch.register_files if rf.storage}
@@ -114,10 +118,10 @@ class Translator:
     def decode(self, word: int, pc: int) -> Instruction:
         for impl in self.decode_hooks:
             try:
-                ins = call_impl(impl, machine=self.machine, arch=self.arch, word=word, address=pc)
+                ins = impl(machine=self.machine, arch=self.arch, word=word, address=pc)
             except (ControlSignal, TesseraError):
                 raise
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise PluginError(f"tessera_decode raised {type(exc).__name__}: {exc}",
                                   plugin=impl.plugin_name, pc=pc, word=word) from exc
             if ins is not None:
@@ -131,22 +135,22 @@ class Translator:
         except TesseraError:
             return None
 
-    def _ask(self, impl: Any, hook: str, ins: Instruction, pc: int, word: int) -> Any:
+    def _ask(self, impl: HookCall, hook: str, ins: Instruction, pc: int, word: int) -> Any:
         """Call an execute-family hook for ``ins``; a raising plugin is named."""
         try:
-            return call_impl(impl, machine=self.machine, arch=self.arch, ins=ins)
-        except Exception as exc:  # noqa: BLE001
+            return impl(machine=self.machine, arch=self.arch, ins=ins)
+        except Exception as exc:
             raise PluginError(f"{hook} raised {type(exc).__name__}: {exc}",
                               plugin=impl.plugin_name, pc=pc, word=word) from exc
 
     def fill(self, pc: int) -> Instruction:
         word, region = self.space.fetch(pc, self.size)
-        ins = self.decode(word, pc)
+        ins = unseal(self.decode(word, pc))  # a decode hook may hand back an entry filled before
         if self.arch.refine is not None:
             self.arch.refine(ins, self.peek)
         try:
             ins.cycles = int(self.timing.cycles(ins))
-        except Exception as exc:  # noqa: BLE001 - a timing model bug is its plugin's
+        except Exception as exc:
             raise PluginError(f"timing model failed to price {ins.mnemonic}: {type(exc).__name__}: {exc}",
                               plugin=self.machine.timing_plugin, pc=pc, word=word) from exc
         run = ins.run or _no_semantics
@@ -190,6 +194,7 @@ class Translator:
             run = breakpoint_wrapper(run)
             ins.blockable = False
         ins.run = ins.installed = run
+        seal(ins)  # read-only from here on: blocks fold its fields as constants
         if region.cacheable and pc + ins.span <= region.end:
             self.cache.add(pc, ins.span, ins)
             self.space.mark_code(region, pc, ins.span)

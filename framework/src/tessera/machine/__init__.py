@@ -1,6 +1,7 @@
 """The machine model: agents, address spaces, sync objects, scheduler, clock, snapshots."""
 
 from tessera.machine.clock import NominalTiming
+from tessera.machine.ext import MachineExtensions
 from tessera.machine.machine import ENGINES, Machine, RunResult
 
-__all__ = ["ENGINES", "Machine", "RunResult", "NominalTiming"]
+__all__ = ["ENGINES", "Machine", "MachineExtensions", "RunResult", "NominalTiming"]

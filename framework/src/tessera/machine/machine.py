@@ -18,7 +18,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -38,16 +38,22 @@ from tessera.isa.decoder import Decoder
 from tessera.isa.description import Architecture
 from tessera.machine import snapshot as snapshot_file
 from tessera.machine.clock import NominalTiming
+from tessera.machine.ext import MachineExtensions
 from tessera.machine.limits import check_run_limits
-from tessera.memory.regions import Endian, Region
+from tessera.memory.regions import Region
 from tessera.memory.space import DEFAULT_MEMORY_CAP, AddressSpace, MemoryBudget
-from tessera.plugins import call_impl
 from tessera.settings import check_config
 from tessera.sync import SyncObject
+from tessera.types import Endian, HookCall
+
+if TYPE_CHECKING:  # pragma: no cover - the host's class is tessera.plugins', a layer above
+    from tessera.protocols import HostLike
 
 #: The execution engines: ``fast`` translates straight-line blocks (tessera.engine.blocks),
-#: ``step`` runs one decode-cache entry at a time.  Results are identical by design.
-ENGINES = ("fast", "step")
+#: ``step`` runs one decode-cache entry at a time.  Results are identical by design, and
+#: ``check`` proves it as it goes: the fast engine, each block call repeated by stepping
+#: and compared (tessera.engine.check), at a fraction of the speed.
+ENGINES = ("fast", "step", "check")
 ENGINE_ENV = "TESSERA_ENGINE"
 
 
@@ -105,7 +111,7 @@ class Machine:
     agents and sync objects; by default the machine has one CPU agent ``core0``.
     """
 
-    def __init__(self, arch: Architecture, *, host: Any = None,
+    def __init__(self, arch: Architecture, *, host: HostLike | None = None,
                  memory_cap: int = DEFAULT_MEMORY_CAP, config: dict[str, Any] | None = None,
                  quantum: int | None = None, engine: str | None = None) -> None:
         self.arch = arch
@@ -126,6 +132,8 @@ class Machine:
         self._rr = 0
         self._left = 0
         self.restored = False  # True on a machine rebuilt from a snapshot
+        #: plugins' own state, under names they declare (tessera.machine.ext); snapshotted
+        self.ext = MachineExtensions(self)
         self._init_transient()
         space = self.add_space("main")
         for spec in arch.memory_map:
@@ -155,9 +163,9 @@ class Machine:
         self._decoders: dict[str, Decoder] = {}
         self._translators: dict[tuple[str, str], Translator] = {}
         self._prepared = False
-        self._sync_listeners: list[Any] = []
-        self._trap_listeners: list[Any] = []
-        self._taken_listeners: list[Any] = []
+        self._sync_listeners: list[HookCall] = []
+        self._trap_listeners: list[HookCall] = []
+        self._taken_listeners: list[HookCall] = []
         self.plugin_of_arch = self.host.plugin_of(self.arch.name) if self.host is not None else None
         self.timing = NominalTiming(self.arch)
         self.timing_plugin: str | None = None
@@ -166,8 +174,16 @@ class Machine:
             if got is not None:
                 self.timing_plugin, self.timing = got
 
+    if not TYPE_CHECKING:  # hidden from type checkers: a misspelt attribute stays an error there
+        def __getattr__(self, name: str) -> Any:
+            """``machine.<name>``: the extension declared as ``name`` (``machine.ext[name]``), for reading."""
+            ext = self.__dict__.get("ext")  # not self.ext: an unpickled machine has no attributes yet
+            if ext is not None and name in ext:
+                return ext[name]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def set_engine(self, engine: str) -> None:
-        """Choose the execution engine (``fast`` or ``step``); takes effect at the next slice."""
+        """Choose the execution engine (``fast``, ``step`` or ``check``); takes effect at the next slice."""
         if engine not in ENGINES:
             raise ConfigError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
         self.engine = engine
@@ -229,6 +245,14 @@ class Machine:
 
     # ------------------------------------------------------------------ engine plumbing
 
+    def hook_calls(self, hook: str) -> list[HookCall]:
+        """The implementations of ``hook`` in call order, resolved by the host (none without one).
+
+        The machine and the engine call plugins through these, never through the
+        host's module (:mod:`tessera.plugins` sits above them in the layer order).
+        """
+        return self.host.hook_calls(hook) if self.host is not None else []
+
     def decoder(self, arch: Architecture) -> Decoder:
         dec = self._decoders.get(arch.name)
         if dec is None:
@@ -248,9 +272,9 @@ class Machine:
             return
         host = self.host
         if host is not None:
-            self._sync_listeners = host.impls("tessera_sync_event")
-            self._trap_listeners = host.impls("tessera_trap")
-            self._taken_listeners = host.impls("tessera_trap_taken")
+            self._sync_listeners = self.hook_calls("tessera_sync_event")
+            self._trap_listeners = self.hook_calls("tessera_trap")
+            self._taken_listeners = self.hook_calls("tessera_trap_taken")
             for space in self.spaces.values():
                 watches = []
                 for plugin, got in host.call_each("tessera_memory_watches", isolate=False,
@@ -272,8 +296,8 @@ class Machine:
     def emit_sync(self, event: Any) -> None:
         for impl in self._sync_listeners:
             try:
-                call_impl(impl, machine=self, event=event)
-            except Exception as exc:  # noqa: BLE001
+                impl(machine=self, event=event)
+            except Exception as exc:
                 raise PluginError(f"tessera_sync_event raised {type(exc).__name__}: {exc}",
                                   plugin=impl.plugin_name) from exc
 
@@ -286,11 +310,11 @@ class Machine:
         """Call the ``tessera_trap_taken`` listeners: ``agent`` is at its handler."""
         self._tell_trap(self._taken_listeners, "tessera_trap_taken", agent, trap)
 
-    def _tell_trap(self, listeners: list[Any], hook: str, agent: Agent, trap: Any) -> None:
+    def _tell_trap(self, listeners: list[HookCall], hook: str, agent: Agent, trap: Any) -> None:
         for impl in listeners:
             try:
-                call_impl(impl, machine=self, agent=agent, trap=trap)
-            except Exception as exc:  # noqa: BLE001
+                impl(machine=self, agent=agent, trap=trap)
+            except Exception as exc:
                 raise PluginError(f"{hook} raised {type(exc).__name__}: {exc}",
                                   plugin=impl.plugin_name, agent=agent.name) from exc
 
@@ -301,7 +325,7 @@ class Machine:
         """The machine clock in cycles, as the timing model reads it."""
         try:
             return int(self.timing.now(self))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise PluginError(f"timing model failed to read the clock: {type(exc).__name__}: {exc}",
                               plugin=self.timing_plugin) from exc
 
@@ -326,6 +350,8 @@ class Machine:
                          until_pc=until_pc, address_bits=self.space.address_bits)
         stops = set(until_pc) | {self.symbol(s) for s in until_symbol}
         self.prepare()
+        for translator in self._translators.values():  # values blocks baked in may have changed
+            translator.blocks.revalidate()
         self._set_breakpoints(stops)
         self.stop_on_trap = stop_on_trap
         for cpu in self.cpus:
@@ -501,7 +527,7 @@ class Machine:
         return snapshot_file.dump(self, snapshot_file.Registry(self.host))
 
     @classmethod
-    def restore(cls, data: bytes, *, host: Any = None,
+    def restore(cls, data: bytes, *, host: HostLike | None = None,
                 architectures: Iterable[Architecture] = ()) -> Machine:
         """Rebuild a machine from :meth:`snapshot` bytes; ``host`` supplies the hooks.
 
@@ -515,6 +541,9 @@ class Machine:
             raise SnapshotError(f"snapshot holds a {type(machine).__name__}, not a machine")
         if not isinstance(machine.__dict__.get("arch"), Architecture):
             raise SnapshotError("snapshot holds a machine without an architecture")
+        if not isinstance(machine.__dict__.get("ext"), MachineExtensions):
+            raise SnapshotError("snapshot holds a machine without plugin extensions (machine.ext): "
+                                "made by an older Tessera; make it again")
         machine.host = host
         machine.restored = True
         try:
@@ -522,7 +551,7 @@ class Machine:
             machine.state()
         except TesseraError as exc:
             raise SnapshotError(f"snapshot holds an inconsistent machine: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - state the file chose that does not hang together
+        except Exception as exc:  # noqa: BLE001
             raise SnapshotError(f"snapshot holds an inconsistent machine: "
                                 f"{type(exc).__name__}: {exc}") from None
         return machine
@@ -532,7 +561,7 @@ class Machine:
             fh.write(self.snapshot())
 
     @classmethod
-    def load_snapshot(cls, path: str, *, host: Any = None,
+    def load_snapshot(cls, path: str, *, host: HostLike | None = None,
                       architectures: Iterable[Architecture] = ()) -> Machine:
         try:
             with open(path, "rb") as fh:

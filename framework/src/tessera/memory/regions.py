@@ -10,13 +10,11 @@ invalidates the decode caches (self-modifying code, loaders writing code at run 
 from __future__ import annotations
 
 import mmap
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from tessera.errors import ConfigError, HostMemoryError, MemoryFault
 from tessera.settings import format_size
-
-#: Byte order of multi-byte values (the ``byteorder`` of ``int.to_bytes``/``int.from_bytes``).
-Endian = Literal["little", "big"]
+from tessera.types import Endian as Endian  # re-exported: plugins may name it from here
 
 #: Granularity of code tracking for decode-cache invalidation.
 CODE_PAGE_BITS = 10
@@ -247,7 +245,7 @@ class MMIO(Region):
             return int(self.device.read(offset, size))
         except (MemoryFault, BrokenPipeError):  # a closed stdout is the user's, not the device's
             raise
-        except Exception as exc:  # noqa: BLE001 - a device bug is reported, not propagated
+        except Exception as exc:  # a device bug is reported, not propagated
             raise MemoryFault(f"device {self.name!r} read failed: {type(exc).__name__}: {exc}",
                               address=self.start + offset, access="read", size=size) from exc
 
@@ -256,7 +254,7 @@ class MMIO(Region):
             self.device.write(offset, size, value & ((1 << (size << 3)) - 1))
         except (MemoryFault, BrokenPipeError):  # a closed stdout is the user's, not the device's
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # a device bug is reported, not propagated
             raise MemoryFault(f"device {self.name!r} write failed: {type(exc).__name__}: {exc}",
                               address=self.start + offset, access="write", size=size) from exc
 

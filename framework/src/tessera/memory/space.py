@@ -1,21 +1,38 @@
-"""Address spaces: a sorted set of regions, a memory cap, and the decode caches.
+"""Address spaces: a sorted set of regions, a memory cap, and the code caches to invalidate.
 
 The per-access path is short on purpose: the last region hit is remembered, so a
 program working inside one region pays one range check and one method call per
 access.  Unmapped addresses, accesses that straddle regions and permission
 violations raise :class:`~tessera.errors.MemoryFault` with the address.
+
+A space keeps the caches that hold what was decoded from its bytes, because a write
+to code must reach them; what such a cache holds is the engine's business
+(:class:`tessera.engine.decodecache.DecodeCache`).  Memory only needs the
+:class:`CodeCache` protocol, so it sits below the engine in the core's layer order.
 """
 
 from __future__ import annotations
 
 import bisect
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from tessera.errors import ConfigError, MemoryFault
-from tessera.memory.regions import CODE_PAGE_BITS, MMIO, RAM, ROM, Endian, Region, Watched
+from tessera.memory.regions import CODE_PAGE_BITS, MMIO, RAM, ROM, Region, Watched
+from tessera.types import Endian
 
 #: Default cap on the bytes of RAM and ROM one machine may allocate.
 DEFAULT_MEMORY_CAP = 1 << 30
+
+
+class CodeCache(Protocol):
+    """What an address space asks of a cache of things decoded from its bytes."""
+
+    def invalidate(self, start: int, end: int) -> set[int]:
+        """Drop what overlaps ``[start, end)``; return the code pages still holding entries."""
+
+    def clear(self) -> None:
+        """Drop everything."""
 
 
 class MemoryBudget:
@@ -53,7 +70,7 @@ class AddressSpace:
         self._starts: list[int] = []
         self._last: Region | None = None
         self.current_agent: Any = None
-        self._caches: dict[Any, Any] = {}
+        self._caches: dict[Any, CodeCache] = {}
 
     # ------------------------------------------------------------------ mapping
 
@@ -187,13 +204,39 @@ class AddressSpace:
             addr = r.end
         return True
 
-    # ------------------------------------------------------------------ decode caches
+    # ------------------------------------------------------------------ code caches
 
-    def decode_cache(self, key: Any) -> DecodeCache:
+    def decode_cache(self, key: Any, make: Callable[[], Any] | None = None) -> Any:
+        """The code cache kept under ``key`` (an architecture's name), made by ``make()`` if new.
+
+        The engine passes its cache class as ``make`` when it starts filling a cache;
+        without ``make`` an unknown ``key`` is a ``KeyError`` (nothing ran from here yet).
+        """
         cache = self._caches.get(key)
         if cache is None:
-            cache = self._caches[key] = DecodeCache()
+            if make is None:
+                raise KeyError(f"no decode cache {key!r} in address space {self.name!r}")
+            cache = self._caches[key] = make()
         return cache
+
+    def view_cache(self, view: str, key: Any, make: Callable[[], Any]) -> Any:
+        """The code cache of translated view ``view`` for ``key``, made by ``make()`` if new.
+
+        A view that translates addresses (:class:`tessera.memory.view.AgentSpace`) caches
+        instructions by *virtual* address, but a store to this space's bytes must still
+        drop them; so the view's caches live here, next to this space's own, and index
+        their entries by physical address.
+        """
+        return self.decode_cache((key, view), make)
+
+    def clear_view_caches(self, view: str) -> None:
+        """Empty every code cache of view ``view``: its translation changed.
+
+        The caches stay (the engine holds them); only their entries and blocks go.
+        """
+        for key, cache in self._caches.items():
+            if isinstance(key, tuple) and len(key) == 2 and key[1] == view:
+                cache.clear()
 
     def mark_code(self, region: Region, address: int, size: int) -> None:
         first = (address - region.start) >> CODE_PAGE_BITS
@@ -228,69 +271,3 @@ class AddressSpace:
 
     def describe(self) -> list[dict[str, Any]]:
         return [r.describe() for r in self._base]
-
-
-class DecodeCache(dict):
-    """``address → Instruction``, with a page index so a write drops only what it touched.
-
-    A ``dict`` subclass so the engine's ``cache.get(pc)`` is the C method.  Each entry
-    remembers the physical bytes it was decoded from (``physical`` differs from the
-    key when an architecture translates addresses), so a write invalidates exactly
-    the entries whose bytes it overlaps: data stored next to code costs a page look-up,
-    not a re-decode of the page.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.pages: dict[int, set[int]] = {}
-        self.extent: dict[int, tuple[int, int]] = {}
-        #: translated blocks of the fast engine (tessera.engine.blocks), by start address
-        self.blocks: dict[int, Any] = {}
-        #: entry address -> blocks containing that instruction (dropped with it)
-        self.block_members: dict[int, list[Any]] = {}
-
-    def add(self, address: int, size: int, ins: Any, physical: int | None = None) -> None:
-        start = address if physical is None else physical
-        self[address] = ins
-        self.extent[address] = (start, start + size)
-        for page in range(start >> CODE_PAGE_BITS, ((start + size - 1) >> CODE_PAGE_BITS) + 1):
-            self.pages.setdefault(page, set()).add(address)
-
-    def invalidate(self, start: int, end: int) -> set[int]:
-        """Drop entries whose bytes overlap ``[start, end)``; return the pages still holding code."""
-        live = set()
-        for page in range(start >> CODE_PAGE_BITS, ((end - 1) >> CODE_PAGE_BITS) + 1):
-            addrs = self.pages.get(page)
-            if not addrs:
-                continue
-            for addr in [a for a in addrs if self.extent[a][0] < end and start < self.extent[a][1]]:
-                self._drop(addr)
-            if self.pages.get(page):
-                live.add(page)
-        return live
-
-    def _drop(self, addr: int) -> None:
-        self.pop(addr, None)
-        members: list[Any] = self.block_members.pop(addr, [])
-        blocks = self.blocks
-        for blk in members:
-            blk.stale = True  # a running block notices and leaves (BlockExit)
-            start: int = blk.start
-            if blocks.get(start) is blk:
-                del blocks[start]
-        lo, hi = self.extent.pop(addr)
-        for page in range(lo >> CODE_PAGE_BITS, ((hi - 1) >> CODE_PAGE_BITS) + 1):
-            addrs = self.pages.get(page)
-            if addrs is not None:
-                addrs.discard(addr)
-                if not addrs:
-                    del self.pages[page]
-
-    def clear(self) -> None:
-        super().clear()
-        self.pages.clear()
-        self.extent.clear()
-        for block in self.blocks.values():
-            block.stale = True
-        self.blocks.clear()
-        self.block_members.clear()

@@ -32,7 +32,7 @@ class Watch:
             raise
         except TesseraError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise PluginError(f"memory watch raised {type(exc).__name__}: {exc}",
                               plugin=self.plugin, address=address) from exc
 
