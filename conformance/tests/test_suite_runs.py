@@ -11,7 +11,7 @@ import sys
 
 from suite_support import QUICK, suite_env
 
-ARCH_CHECKS = {"architecture", "round-trip", "random-words", "random-programs", "examples", "cases",
+ARCH_CHECKS = {"architecture", "control-flags", "round-trip", "random-words", "random-programs", "examples", "cases",
                "determinism", "snapshot", "engine-equivalence", "register-width", "budget", "memory-fault", "execute-hooks", "memory-hooks",
                "timing", "deadlock"}
 

@@ -20,6 +20,7 @@ from tessera.engine import blocks as blockmod
 from tessera.engine import capture, inline
 from tessera.engine.capture import Capture, static_writes
 from tessera.errors import PluginError
+from tessera.isa.instruction import unseal
 
 from .conftest import Plugin, new_machine, prog, sum_loop
 
@@ -109,7 +110,7 @@ def test_static_writes_are_unknown_for_memory_access_and_instrumented_entries():
     ld = toy_entries(m)["ld"]
     assert static_writes(ld, cpu) is None                 # space.read is a call
     li = toy_entries(m)["li"]
-    li.blockable = False                                  # as for an instrumented entry
+    unseal(li).blockable = False                          # as for an instrumented entry
     assert static_writes(li, cpu) is None
 
 

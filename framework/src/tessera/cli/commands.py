@@ -21,6 +21,7 @@ BUILTIN_COMMANDS = {
     "demo": "tessera.cli.demo:demo",
     "new-plugin": "tessera.cli.newplugin:new_plugin",
     "bench": "tessera.cli.bench:bench",
+    "semantics": "tessera.cli.semantics:semantics",
 }
 
 

@@ -1,7 +1,8 @@
 """The fast engine: straight-line runs of decoded instructions translated into one function.
 
 A *block* starts at a PC and runs through consecutive decode-cache entries until an
-instruction that may transfer control (its semantic function can return a PC), an
+instruction that may transfer control (its row carries a control flag,
+:data:`tessera.isa.CONTROL_FLAGS`, or its semantic function can return a PC), an
 instruction that must run alone (an execute-hook ``before``/``after`` callback may
 redirect it, or a breakpoint sits there), an entry that is not cached yet, or
 :data:`MAX_LENGTH` instructions.  :mod:`tessera.engine.inline` turns each
@@ -33,6 +34,7 @@ import types
 from typing import Any
 
 from tessera.engine import capture, inline
+from tessera.isa.description import CONTROL_FLAGS
 from tessera.logs import get_logger
 
 log = get_logger("tessera.engine")  # structlog is imported only if a message is shown
@@ -64,7 +66,7 @@ class Block:
     """One translated run of instructions (or, with ``n == NEVER``, a PC that is stepped)."""
 
     __slots__ = ("start", "fn", "code", "n", "cycles", "guard", "prefix", "ins", "stale", "inlined",
-                 "source", "loop", "cap", "sinks", "captured")
+                 "source", "loop", "cap", "sinks", "captured", "deps")
 
     def __init__(self, start: int, ins: list[Any]) -> None:
         self.start = start
@@ -90,6 +92,8 @@ class Block:
         self.sinks: tuple[str, ...] = ()
         #: observers inlined as captures rather than called
         self.captured = 0
+        #: values outside the instructions the translation baked in (:class:`inline.Dependency`)
+        self.deps: tuple[Any, ...] = ()
 
     def locate(self, exc: BaseException) -> tuple[int, int, str | None] | None:
         """``(index, iterations, plugin)``: the instruction of this block during which
@@ -169,7 +173,9 @@ class BlockBuilder:
             if ins is None or not ins.blockable:
                 break
             run.append(ins)
-            if inline.terminal(semantic(ins)):
+            # a declared control flag ends the block; so, as a safety net, does code that
+            # may return a PC without one (tessera.semantics.flag_disagreements reports it)
+            if ins.encoding.flags & CONTROL_FLAGS or inline.terminal(semantic(ins)):
                 break
             address = ins.next
         block = Block(pc, run)
@@ -190,8 +196,11 @@ class BlockBuilder:
     def _compile(self, block: Block, agent: Any) -> None:
         key = self._key(block, agent)
         cached = _CODE_CACHE.get(key)
+        if cached is not None and not inline.unchanged(cached[8]):
+            cached = None  # a global, closure variable or method it baked in has changed since
         if cached is not None:
             code, stored, name, loop, inlined, source, shape = cached[:7]
+            block.deps = cached[8]
             namespace = {n: _resolve(block, kind, v) for n, kind, v in stored}
             exec(code, namespace)  # noqa: S102 - the same translation, bound to this machine's objects
             block.fn = namespace[name]
@@ -223,7 +232,8 @@ class BlockBuilder:
                 _CODE_CACHE.clear()
             # the entry keeps alive every object whose id is in the key, so no id is reused
             _CODE_CACHE[key] = (self._code, recipes, block.fn.__name__, block.loop, block.inlined,
-                                block.source, (block.cap, block.sinks, block.captured), self._held)
+                                block.source, (block.cap, block.sinks, block.captured), self._held,
+                                block.deps)
 
     def _key(self, block: Block, agent: Any) -> tuple[Any, ...]:
         """What the translation of ``block`` depends on, for the process-wide code cache.
@@ -338,12 +348,34 @@ class BlockBuilder:
         self._namespace = dict(namespace)
         try:
             code = self._code = compile(module, f"<tessera block {block.start:#x}>", "exec")
-            exec(code, namespace)  # noqa: S102 - code generated from the plugin's own semantics
-        except Exception as exc:  # noqa: BLE001 - a translator bug must not be silent
+            exec(code, namespace)  # noqa: S102 - the same translation, bound to this machine's objects
+        except Exception as exc:  # a translator bug: stay correct, step here
             raise RuntimeError(f"block at {block.start:#x} failed to compile: {type(exc).__name__}: {exc}") \
                 from exc
         block.fn = namespace[fn_def.name]
         block.code = block.fn.__code__
+        unique = {(d.kind, id(d.holder), d.name): d for d in ctx.deps}
+        block.deps = tuple(unique.values())
+
+    def revalidate(self) -> int:
+        """Drop the blocks whose baked-in globals, closure variables or methods changed.
+
+        Called when a run starts (:meth:`tessera.machine.Machine.run`): a value changed
+        between two runs of one machine is seen by the next run, as stepping sees it.
+        Returns how many blocks were dropped (they are translated again when hot)."""
+        stale = [b for b in self.blocks.values() if b.deps and not inline.unchanged(b.deps)]
+        members = self.cache.block_members
+        for block in stale:
+            block.stale = True
+            if self.blocks.get(block.start) is block:
+                del self.blocks[block.start]
+            for ins in block.ins:
+                kept = [b for b in members.get(ins.address, ()) if b is not block]
+                if kept:
+                    members[ins.address] = kept
+                else:
+                    members.pop(ins.address, None)
+        return len(stale)
 
     @staticmethod
     def _call(fn: Any, ins: Any, k: int, binder: inline.Binder, *, last: bool) -> list[ast.stmt]:

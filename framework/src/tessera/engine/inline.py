@@ -38,9 +38,12 @@ import ast
 import builtins
 import inspect
 import itertools
+import sys
 import textwrap
 import types
 from typing import Any
+
+from tessera.semantics import INLINE_ATTRIBUTE, no_inline  # noqa: F401 - tessera.engine.inline.no_inline stays importable
 
 _SIMPLE = (int, bool, str, float, bytes, type(None))
 _UNSAFE_CALLS = {"locals", "vars", "eval", "exec", "super", "globals", "dir", "breakpoint"}
@@ -67,19 +70,6 @@ def clone(x: Any) -> Any:
 
 class Reject(Exception):
     """This function cannot be inlined; the block calls it instead."""
-
-
-INLINE_ATTRIBUTE = "__tessera_inline__"
-
-
-def no_inline(fn: Any) -> Any:
-    """Decorator: the fast engine's blocks call ``fn`` instead of inlining it.
-
-    For semantic functions whose time goes into numpy or compiled kernels: inlining
-    them saves one call but costs translation time.  Results are the same either way.
-    """
-    setattr(fn, INLINE_ATTRIBUTE, False)
-    return fn
 
 
 def _is_none(value: ast.expr | None) -> bool:
@@ -247,6 +237,92 @@ class Context:
         self.regfiles = regfiles
         self.used = used
         self.agent = agent
+        #: the values the translation baked in that live outside the instruction: see :class:`Dependency`
+        self.deps: list[Dependency] = []
+
+
+# --------------------------------------------------------------------------- dependencies
+
+_MISSING = object()
+
+
+class Dependency:
+    """A value a translation read when it was made, and where it read it.
+
+    Module globals and closure variables a semantic function (or an inlined helper)
+    reads are bound by value; agent methods are inlined from the agent's class.  A
+    translation is reused — by the process-wide code cache for another machine, or by
+    the next ``run`` of the same machine — only while every dependency still holds
+    the value it had (:func:`unchanged`): a global rebound between two machines gives
+    a new translation, never the old value.
+    """
+
+    __slots__ = ("kind", "holder", "name", "value")
+
+    def __init__(self, kind: str, holder: Any, name: str, value: Any) -> None:
+        self.kind, self.holder, self.name, self.value = kind, holder, name, value
+
+    def current(self) -> Any:
+        """The value now (``_MISSING`` if it is gone)."""
+        if self.kind == "cell":
+            try:
+                return self.holder.cell_contents
+            except ValueError:
+                return _MISSING
+        if self.kind == "global":
+            return self.holder.get(self.name, _MISSING)
+        try:  # "method": an attribute of the agent's class
+            return inspect.getattr_static(self.holder, self.name)
+        except AttributeError:
+            return _MISSING
+
+    def holds(self) -> bool:
+        """Does the value still equal (a literal) or be (an object) what the translation read?"""
+        now = self.current()
+        if now is self.value:
+            return True
+        return isinstance(self.value, _SIMPLE) and type(now) is type(self.value) and now == self.value
+
+    def describe(self) -> str:
+        where = {"cell": "closure variable", "global": "module global", "method": "method"}[self.kind]
+        owner = (self.holder.get("__name__", "?") if self.kind == "global"
+                 else getattr(self.holder, "__qualname__", "") if self.kind == "method" else "")
+        return f"{where} {owner + '.' if owner else ''}{self.name}"
+
+    def __repr__(self) -> str:
+        return f"<{self.describe()} = {self.value!r}>"
+
+
+def unchanged(deps: Any) -> bool:
+    """Do all ``deps`` still hold the values the translation read?"""
+    return all(d.holds() for d in deps)
+
+
+_REBOUND: dict[str, frozenset[str]] = {}
+
+
+def rebound_globals(namespace: dict[str, Any]) -> frozenset[str]:
+    """Names the module whose globals are ``namespace`` rebinds from inside functions.
+
+    A ``global NAME`` statement means the module treats ``NAME`` as changing state,
+    so blocks read it when they run (like stepping does) instead of baking the value
+    in.  Found from the module's source once per module; no source, nothing found.
+    """
+    name = namespace.get("__name__", "")
+    found = _REBOUND.get(name)
+    if found is None:
+        found = frozenset()
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__dict__", None) is namespace:
+            try:
+                tree = ast.parse(inspect.getsource(module))
+            except (OSError, TypeError, SyntaxError, ValueError):
+                tree = None
+            if tree is not None:
+                found = frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global)
+                                  for n in node.names)
+        _REBOUND[name] = found
+    return found
 
 
 class _Specialise(ast.NodeTransformer):
@@ -272,12 +348,18 @@ class _Specialise(ast.NodeTransformer):
         if not isinstance(node.ctx, ast.Load):
             raise Reject(f"stores to non-local {name}")
         if name in self.free:
+            cell = self.free[name]
             try:
-                value = self.free[name].cell_contents
+                value = cell.cell_contents
             except ValueError:
                 raise Reject(f"empty closure cell {name}") from None
+            self.ctx.deps.append(Dependency("cell", cell, name, value))
         elif name in self.globals:
+            if name in rebound_globals(self.globals):  # module state: read it at run time
+                holder = ast.Name(self.ctx.binder.bind("G", self.globals), ast.Load())
+                return ast.copy_location(ast.Subscript(holder, ast.Constant(name), ast.Load()), node)
             value = self.globals[name]
+            self.ctx.deps.append(Dependency("global", self.globals, name, value))
         elif hasattr(builtins, name):
             return node
         else:
@@ -392,7 +474,7 @@ def _stored_names(nodes: list[ast.stmt]) -> set[str]:
     return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
 
 
-def propagate(stmts: list[ast.stmt], env: dict[str, Any] | None = None) -> list[ast.stmt]:
+def propagate(stmts: list[ast.stmt], env: dict[str, Any] | None = None) -> list[ast.stmt]:  # noqa: C901 - to split (issue 14 §5)
     """Constant propagation and folding over structured code (no ``goto``: exact by construction).
 
     Names assigned a constant are replaced by it until reassigned; an ``if`` whose test
@@ -443,12 +525,19 @@ def propagate(stmts: list[ast.stmt], env: dict[str, Any] | None = None) -> list[
                 env.pop(name, None)
             out.append(s)
             continue
-        if isinstance(s, ast.AugAssign):
+        if isinstance(s, ast.AugAssign):  # Python evaluates the target's parts, then the value
+            if not isinstance(s.target, ast.Name):
+                s.target = _FoldExpr(env).visit(s.target)
             s.value = _FoldExpr(env).visit(s.value)
             if isinstance(s.target, ast.Name):
                 env.pop(s.target.id, None)
-            else:
-                s.target = _FoldExpr(env).visit(s.target)
+            out.append(s)
+            continue
+        if isinstance(s, ast.Assign):  # the value first, then the targets (``r[a] = (a := 1)``)
+            s.value = _FoldExpr(env).visit(s.value)
+            s.targets = [_FoldExpr(env).visit(t) for t in s.targets]
+            for name in _stored_names([s]):
+                env.pop(name, None)
             out.append(s)
             continue
         s = _FoldExpr(env).visit(s)
@@ -462,6 +551,42 @@ def _pure(node: ast.AST) -> bool:
     return not any(isinstance(n, ast.Call | ast.NamedExpr | ast.Await | ast.Yield) for n in ast.walk(node))
 
 
+_SAFE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.UAdd, ast.USub,
+             ast.Invert, ast.Not, ast.And, ast.Or)
+
+
+def _cannot_raise(node: ast.AST) -> bool:
+    """Is evaluating ``node`` free of exceptions (on ints)?  Division, shifts, indexing and
+    attribute reads can raise, so an expression with them must be evaluated exactly
+    where the original code evaluated it: never dropped, never moved under a condition."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Constant | ast.Name | ast.Load | ast.expr_context | ast.cmpop):
+            continue
+        if isinstance(n, ast.BinOp | ast.UnaryOp | ast.BoolOp):
+            if not isinstance(n.op, _SAFE_OPS):
+                return False
+            continue
+        if isinstance(n, ast.Compare | ast.IfExp) or isinstance(n, _SAFE_OPS):
+            continue
+        return False
+    return True
+
+
+def _conditional(tree: ast.AST) -> set[int]:
+    """Ids of the nodes of ``tree`` that are evaluated only under a condition (``a and b``:
+    ``b``; ``x if c else y``: ``x`` and ``y``)."""
+    found: set[int] = set()
+    for n in ast.walk(tree):
+        parts: list[ast.AST] = []
+        if isinstance(n, ast.BoolOp):
+            parts = list(n.values[1:])
+        elif isinstance(n, ast.IfExp):
+            parts = [n.body, n.orelse]
+        for part in parts:
+            found.update(id(m) for m in ast.walk(part))
+    return found
+
+
 class _Put(ast.NodeTransformer):
     """Replace one particular ``Name`` node by an expression."""
 
@@ -472,20 +597,22 @@ class _Put(ast.NodeTransformer):
         return clone(self.value) if node is self.target else node
 
 
-def forward(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def forward(stmts: list[ast.stmt], counts: tuple[dict[str, int], dict[str, int]] | None = None) -> list[ast.stmt]:
     """Fold single-use temporaries into the next statement: ``a = R_r[2]; b = a + 1`` → ``b = R_r[2] + 1``.
 
-    Only when the local is stored once and read once, that read is in the very next
+    Only when the local is stored once and read once in the whole function (``counts``:
+    its stores and loads, when nested blocks are folded), that read is in the very next
     statement, and both are free of calls — so nothing can run between the original
     evaluation and the new one, and the order of reads is unchanged.
     """
-    stores: dict[str, int] = {}
-    loads: dict[str, int] = {}
-    for st in stmts:
-        for n in ast.walk(st):
-            if isinstance(n, ast.Name):
-                table = loads if isinstance(n.ctx, ast.Load) else stores
-                table[n.id] = table.get(n.id, 0) + 1
+    if counts is None:
+        counts = ({}, {})
+        for st in stmts:
+            for n in ast.walk(st):
+                if isinstance(n, ast.Name):
+                    table = counts[1] if isinstance(n.ctx, ast.Load) else counts[0]
+                    table[n.id] = table.get(n.id, 0) + 1
+    stores, loads = counts  # still true after a fold: it moves reads, and removes the name
     out = list(stmts)
     i = len(out) - 2
     while i >= 0:
@@ -497,7 +624,7 @@ def forward(stmts: list[ast.stmt]) -> list[ast.stmt]:
             name, value = st.targets[0].id, st.value
             used = [n for n in ast.walk(nxt) if isinstance(n, ast.Name) and n.id == name
                     and isinstance(n.ctx, ast.Load)]
-            if len(used) == 1:
+            if len(used) == 1 and (_cannot_raise(value) or id(used[0]) not in _conditional(nxt)):
                 out[i + 1] = _Put(used[0], value).visit(nxt)
                 del out[i]
         i -= 1
@@ -505,7 +632,7 @@ def forward(stmts: list[ast.stmt]) -> list[ast.stmt]:
         for field in ("body", "orelse"):
             part = getattr(st, field, None)
             if isinstance(part, list) and part and isinstance(part[0], ast.stmt):
-                setattr(st, field, forward(part))
+                setattr(st, field, forward(part, counts))  # a nested local may be read after its block
     return out
 
 
@@ -518,15 +645,18 @@ class _DropUnread(ast.NodeTransformer):
     def visit_Assign(self, node: ast.Assign) -> Any:
         t = node.targets[0] if len(node.targets) == 1 else None
         if (isinstance(t, ast.Name) and "_L" in t.id and t.id not in self.loaded
-                and not any(isinstance(n, ast.Call | ast.NamedExpr) for n in ast.walk(node.value))):
+                and _cannot_raise(node.value)):  # a value that may raise stays: so does its exception
             return None
         return node
 
 
 def drop_dead_locals(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """Drop assignments to renamed locals (``*_L<n>``) nobody reads any more (propagation
-    replaced the reads by literals); values with calls stay, for their effects."""
+    replaced the reads by literals); values with calls stay, for their effects, and so do
+    values that may raise (``1 // x``, ``R_r[i]``), for their exceptions."""
     loaded = {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    loaded |= {n.target.id for s in stmts for n in ast.walk(s)  # `x += v` reads x
+               if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
     module = _DropUnread(loaded).visit(ast.Module(body=stmts, type_ignores=[]))
     _fill_empty(module)
     return list(module.body)
@@ -680,6 +810,7 @@ class _Calls:
             except AttributeError:
                 return None, None
             if isinstance(meth, types.FunctionType):
+                self.ctx.deps.append(Dependency("method", type(agent), func.attr, meth))
                 return meth, ast.Name("cpu", ast.Load())
         return None, None
 
@@ -740,8 +871,10 @@ class _Calls:
         site = next(self.ctx.binder.sites)
         pre: list[ast.stmt] = []
         subst: dict[str, ast.expr] = {}
+        # `f(c, (c := 0))`: an argument rebinds a local another one names, so that one is evaluated in order
+        rebound = {n.target.id for a in args for n in ast.walk(a) if isinstance(n, ast.NamedExpr)}
         for p, a in zip(t.params, args, strict=True):
-            if p not in t.param_stores and _fixed(a, self.ctx):
+            if p not in t.param_stores and _fixed(a, self.ctx) and getattr(a, "id", None) not in rebound:
                 subst[p] = a
             else:
                 tmp = f"{p}_L{site}"
@@ -763,7 +896,7 @@ class _Calls:
 def _fill_empty(tree: ast.AST) -> None:
     """Folding can empty a compound statement's body; Python needs at least ``pass``."""
     for n in ast.walk(tree):
-        if isinstance(n, ast.stmt):
+        if isinstance(n, ast.stmt | ast.excepthandler):  # `except E:` needs a body too
             body = getattr(n, "body", None)
             if isinstance(body, list) and not body:
                 body.append(ast.Pass())
@@ -779,6 +912,7 @@ def specialise(fn: Any, ins: Any, k: int, ctx: Context, *, last: bool) -> list[a
     if t is None or len(t.params) != 2 or t.param_stores or t.size > MAX_BODY:
         return None
     cpu_param, ins_param = t.params
+    deps_before = len(ctx.deps)
     try:
         site = next(ctx.binder.sites)
         subst: dict[str, ast.expr] = {cpu_param: ast.Name("cpu", ast.Load()),
@@ -809,6 +943,7 @@ def specialise(fn: Any, ins: Any, k: int, ctx: Context, *, last: bool) -> list[a
         if sum(1 for s in body for _ in ast.walk(s)) > MAX_NODES:
             raise Reject("too large once specialised")
     except Reject:
+        del ctx.deps[deps_before:]  # called instead: nothing of it is baked in
         return None
     return body
 

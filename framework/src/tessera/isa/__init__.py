@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from tessera.isa.decoder import ILLEGAL, Decoder
 from tessera.isa.description import (
+    CONTROL_FLAGS,
+    TRANSFER_FLAGS,
     Architecture,
     CacheSpec,
     Encoding,
@@ -20,10 +22,12 @@ from tessera.isa.instruction import Instruction
 
 if TYPE_CHECKING:
     from tessera.isa.asm import Assembler, Program, assemble
+    from tessera.isa.registry import SemanticsRegistry
 
 __all__ = [
     "Architecture", "CacheSpec", "Encoding", "Example", "Field", "MemoryRegionSpec", "RegisterFile",
-    "Decoder", "Disassembler", "Encoder", "Instruction", "ILLEGAL",
+    "CONTROL_FLAGS", "TRANSFER_FLAGS",
+    "Decoder", "Disassembler", "Encoder", "Instruction", "ILLEGAL", "SemanticsRegistry",
     "Assembler", "Program", "assemble",
 ]
 
@@ -40,8 +44,13 @@ def __getattr__(name: str) -> Any:
         value = getattr(asm, name)
         globals()[name] = value
         return value
+    if name == "SemanticsRegistry":  # also on first use: it imports pkgutil, which the engine never needs
+        from tessera.isa.registry import SemanticsRegistry
+
+        globals()[name] = SemanticsRegistry
+        return SemanticsRegistry
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_ASSEMBLER_NAMES})
+    return sorted({*globals(), *_ASSEMBLER_NAMES, "SemanticsRegistry"})

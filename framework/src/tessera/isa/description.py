@@ -16,22 +16,46 @@ logging and no hook calls; traps, halts and waits are raised as
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from tessera.errors import ConfigError, EncodeError
-from tessera.memory.regions import Endian
 from tessera.settings import Setting, SettingFamily, Settings
+from tessera.types import Endian
 
-#: Attribute names of :class:`~tessera.isa.instruction.Instruction` that a field may not use.
+#: Attributes the decoder gives every :class:`~tessera.isa.instruction.Instruction`.
+DECODE_ATTRIBUTES = ("encoding", "mnemonic", "word", "address", "size", "next", "span", "operands",
+                     "run", "cycles", "trap")
+#: Attributes the engine sets when it fills a decode-cache entry (tessera.engine.translate).
+ENGINE_ATTRIBUTES = ("semantic", "installed", "blockable", "observers", "observer_calls")
+#: Attribute names of an instruction that a field may not use: a field is stored as an
+#: attribute of the same name, so ``Field("span")`` would silently replace the engine's
+#: value.  Derived from the two tuples above (tests/isa/test_reserved_names.py checks
+#: that every attribute the core sets after decoding is here), plus names the
+#: architecture and encoding objects use.
 RESERVED_FIELD_NAMES = frozenset(
-    {"encoding", "mnemonic", "word", "address", "size", "next", "run", "cycles", "operands",
-     "arch", "semantics", "timing"}
+    {*DECODE_ATTRIBUTES, *ENGINE_ATTRIBUTES, "arch", "semantics", "timing"}
 )
 
 FIELD_KINDS = ("imm", "uimm", "reg", "pcrel", "enum")
+
+#: The control-flow flags of an :class:`Encoding`: the fast engine ends a block after a
+#: row carrying any of them.  ``branch``: a conditional transfer, the semantic function
+#: returns the target PC when taken; ``jump``: an unconditional transfer (jump, call,
+#: return), it returns the target PC; ``trap``: enters or leaves a trap handler (a
+#: system call, a breakpoint, a trap return) — by raising a signal or returning a PC;
+#: ``halt``: may stop the agent (:class:`~tessera.control.Halt`); ``wait``: may block it
+#: (:class:`~tessera.control.WaitFor`).  Other flags are free-form tags.
+CONTROL_FLAGS = frozenset({"branch", "jump", "trap", "halt", "wait"})
+#: The control flags that allow a semantic function to return a PC.  A row whose function
+#: may return one without any of these, or that carries ``branch``/``jump`` while its
+#: functions never return one, disagrees with its code
+#: (:func:`tessera.semantics.flag_disagreements`).
+TRANSFER_FLAGS = frozenset({"branch", "jump", "trap"})
+#: Values of :attr:`Architecture.control_flow`.
+CONTROL_FLOW_SOURCES = ("code", "flags")
 
 
 def _pieces(value: Any) -> tuple[tuple[int, int], ...]:
@@ -51,6 +75,14 @@ def _pieces(value: Any) -> tuple[tuple[int, int], ...]:
     return tuple((int(hi), int(lo)) for hi, lo in value)
 
 
+def _names(value: Iterable[str]) -> frozenset[str]:
+    """Accept any iterable of names (a set literal, a list) as a ``frozenset[str]``.
+
+    ``converter=frozenset`` would do the same at run time, but type checkers see the
+    generic ``frozenset`` constructor and refuse a ``set[str]`` argument."""
+    return frozenset(value)
+
+
 def _settings(value: Any) -> Settings | None:
     """Accept a :class:`Settings`, or a sequence of :class:`Setting` / :class:`SettingFamily`."""
     if value is None or isinstance(value, Settings):
@@ -61,6 +93,22 @@ def _settings(value: Any) -> Settings | None:
             raise ConfigError(f"settings: {item!r} is neither a Setting nor a SettingFamily")
     return Settings(tuple(i for i in items if isinstance(i, Setting)),
                     tuple(i for i in items if isinstance(i, SettingFamily)))
+
+
+def _resolve_class(target: type | str, what: str) -> type:
+    """``target`` itself, or the class ``"module.path:Class"`` names (imported now)."""
+    if isinstance(target, type):
+        return target
+    module, _, name = target.partition(":")
+    try:
+        import importlib
+
+        found = getattr(importlib.import_module(module.strip()), name.strip())
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"{what} {target!r} cannot be imported: {exc}") from exc
+    if not isinstance(found, type):
+        raise ConfigError(f"{what} {target!r} is not a class")
+    return found
 
 
 @attrs.frozen
@@ -221,8 +269,14 @@ class Encoding:
     A word belongs to this form when ``word & mask == match``.  ``syntax`` is the
     operand template with field names in braces, e.g. ``"{rd}, {imm}({rs1})"``; every
     field the form uses appears in it exactly once.  ``timing`` names a timing class of
-    the architecture; ``flags`` are free-form tags (``branch``, ``halt``, ``sync`` …)
-    tools may use.  ``suffix`` names an enum field written as a mnemonic suffix
+    the architecture; ``flags`` are tags tools may use.  The :data:`CONTROL_FLAGS`
+    among them (``branch``, ``jump``, ``trap``, ``halt``, ``wait``) declare how the row
+    transfers control: the fast engine ends a block after a row carrying one (and, as a
+    safety net, after a row whose semantic function may return a PC whatever its flags);
+    in an architecture with ``control_flow="flags"`` a row without one declares that it
+    never transfers control, and ``tessera semantics`` / the ``control-flags``
+    conformance check report rows whose code disagrees.  Other flags (``sync``,
+    ``load`` …) are free-form.  ``suffix`` names an enum field written as a mnemonic suffix
     (``ld.b``: the size field); a slot written ``{name?}`` (last in the syntax only) is
     an optional operand whose field has a default.
     """
@@ -233,7 +287,7 @@ class Encoding:
     syntax: str = ""
     semantics: Callable[..., int | None] | None = None
     timing: str = "default"
-    flags: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    flags: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     doc: str = ""
     suffix: str | None = None
 
@@ -246,6 +300,11 @@ class Encoding:
             raise ConfigError(f"{self.mnemonic}: only the last operand may be optional")
         if self.suffix is not None and self.suffix in slots:
             raise ConfigError(f"{self.mnemonic}: field {self.suffix!r} is both suffix and operand")
+
+    @property
+    def control_flags(self) -> frozenset[str]:
+        """The row's :data:`CONTROL_FLAGS`: a block ends after it when not empty."""
+        return self.flags & CONTROL_FLAGS
 
     @property
     def operand_names(self) -> tuple[str, ...]:
@@ -370,6 +429,15 @@ class Architecture:
     * ``disassembler`` is a :class:`~tessera.isa.disasm.Disassembler` subclass rendering
       operands the architecture's own way (``tessera asm`` listings, ``tessera disasm``);
       default: the generic one.  Its text must assemble back to the same word.
+    * Either may be given as the class or as ``"module.path:Class"``, imported on first
+      use (:meth:`assembler_class`, :meth:`disassembler_class`): ``tessera run`` never
+      assembles, and importing an assembler costs start-up time.
+    * ``control_flow`` says where the rows' control flow is declared: ``"flags"`` — every
+      row carries its :data:`CONTROL_FLAGS` (none: it never transfers control), and a row
+      whose semantic function disagrees is reported by ``tessera semantics`` and fails
+      the ``control-flags`` conformance check; ``"code"`` (the default) — not declared,
+      blocks end where the semantic functions may return a PC.  Either way a block ends
+      after a row with a control flag and after one whose function may return a PC.
     """
 
     name: str
@@ -382,7 +450,7 @@ class Architecture:
     address_bits: int = 32
     memory_map: tuple[MemoryRegionSpec, ...] = ()
     timing: Mapping[str, int] = attrs.field(factory=lambda: {"default": 1})
-    capabilities: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    capabilities: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     elf_machine: int | None = None
     elf_class: int | None = None
     reset_pc: int = 0
@@ -396,16 +464,33 @@ class Architecture:
     dump_text: Callable[[str, str, Mapping[str, Any]], list[str] | None] | None = None
     examples: tuple[Example, ...] = ()
     comment_chars: str = "#;"
-    assembler: type | None = None
-    disassembler: type | None = None
+    assembler: type | str | None = None
+    disassembler: type | str | None = None
     refine: Callable[[Any, Callable[[int], int | None]], None] | None = None
     cli_flags: Mapping[str, tuple[str, Any, str]] = attrs.field(factory=dict)
     cli_options: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
     caches: tuple[CacheSpec, ...] = ()
     settings: Settings | None = attrs.field(default=None, converter=_settings)
-    elf_extensions: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    elf_extensions: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
+    control_flow: str = "code"
 
-    def __attrs_post_init__(self) -> None:
+    def assembler_class(self) -> type:
+        """The assembler class: :attr:`assembler` (imported now if named), else the generic one."""
+        if self.assembler is None:
+            from tessera.isa.asm import Assembler
+
+            return Assembler
+        return _resolve_class(self.assembler, f"architecture {self.name}: assembler")
+
+    def disassembler_class(self) -> type:
+        """The disassembler class: :attr:`disassembler` (imported now if named), else the generic one."""
+        if self.disassembler is None:
+            from tessera.isa.disasm import Disassembler
+
+            return Disassembler
+        return _resolve_class(self.disassembler, f"architecture {self.name}: disassembler")
+
+    def __attrs_post_init__(self) -> None:  # noqa: C901 - to split (issue 14 §5)
         if self.word_bits % 8 or self.word_bits <= 0:
             raise ConfigError(f"architecture {self.name}: word_bits must be a positive multiple of 8")
         if self.settings is not None:
@@ -415,6 +500,9 @@ class Architecture:
                 if not self.settings.declares(key) and self.settings.family_of(key) is None:
                     raise ConfigError(f"architecture {self.name}: --{flag} sets {key!r}, which its "
                                       "settings do not declare")
+        if self.control_flow not in CONTROL_FLOW_SOURCES:
+            raise ConfigError(f"architecture {self.name}: control_flow must be one of "
+                              f"{', '.join(map(repr, CONTROL_FLOW_SOURCES))}, not {self.control_flow!r}")
         if self.endian not in ("little", "big"):
             raise ConfigError(f"architecture {self.name}: endian must be 'little' or 'big'")
         for ext in self.elf_extensions:

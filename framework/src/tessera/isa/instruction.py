@@ -44,6 +44,9 @@ class Instruction:
         self.cycles = 1
         self.__dict__.update(operands)
 
+    if TYPE_CHECKING:  # operand fields are attributes set from ``operands``: ints, to a type checker
+        def __getattr__(self, name: str) -> int: ...
+
     def __repr__(self) -> str:
         ops = ", ".join(f"{k}={v}" for k, v in self.operands.items())
         return f"<{self.mnemonic} {ops} @ {self.address:#x} word={self.word:#x}>"
@@ -51,3 +54,56 @@ class Instruction:
     def __reduce__(self) -> tuple[Any, ...]:
         # Cache entries are rebuilt after restore; pickling keeps only what decode gave.
         return (Instruction, (self.encoding, self.word, self.address, self.size, self.operands))
+
+
+#: What may still change on a sealed instruction: the function the engine calls
+#: (lazily resolved semantics rebind it on first use, as Tensix's do).
+WRITABLE_AFTER_FILL = frozenset({"run"})
+
+
+class ReadOnlyInstruction(AttributeError):
+    """A semantic function (or a hook) wrote an attribute of a decoded instruction.
+
+    Decoded instructions are shared by every execution of their address, and the fast
+    engine folds their fields into translated blocks as constants, so a write would
+    make the two engines disagree.  Both engines raise this instead, at the write.
+    The engine reports it as a :class:`~tessera.errors.PluginError`."""
+
+
+def _sealed_setattr(self: Instruction, name: str, value: Any) -> None:
+    if name in WRITABLE_AFTER_FILL:
+        object.__setattr__(self, name, value)
+        return
+    raise ReadOnlyInstruction(
+        f"ins.{name} written after decoding ({self.mnemonic} at {self.address:#x}): decoded "
+        "instructions are read-only once in the decode cache; keep changing state on the agent "
+        "(docs/writing-plugins.md, rules for semantic functions)")
+
+
+_SEALED: dict[type, type] = {}
+
+
+def seal(ins: Instruction) -> Instruction:
+    """Make ``ins`` read-only (except :data:`WRITABLE_AFTER_FILL`): done when its cache entry is filled.
+
+    Switches the object to a subclass of its own class whose ``__setattr__`` refuses
+    writes, so reading attributes costs nothing extra (the per-instruction path)."""
+    cls = type(ins)
+    if cls.__dict__.get("_sealed"):
+        return ins
+    sealed = _SEALED.get(cls)
+    if sealed is None:
+        sealed = _SEALED[cls] = type(cls.__name__, (cls,), {"__setattr__": _sealed_setattr,
+                                                             "__slots__": (), "_sealed": True,
+                                                             "__module__": cls.__module__,
+                                                             "__qualname__": cls.__qualname__})
+    ins.__class__ = sealed
+    return ins
+
+
+def unseal(ins: Instruction) -> Instruction:
+    """Undo :func:`seal` (an entry filled again, e.g. after its cache was flushed)."""
+    cls = type(ins)
+    if cls.__dict__.get("_sealed"):
+        object.__setattr__(ins, "__class__", cls.__bases__[0])
+    return ins
