@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["TesseraError", "ConfigError", "LoadError", "DecodeError", "MemoryFault", "UnhandledTrap",
+           "BudgetExceeded", "Deadlock", "PluginError", "AssemblyError", "EncodeError", "SnapshotError",
+           "HostMemoryError", "EngineMismatch", "INTERNAL_ERROR_EXIT", "INTERRUPTED_EXIT", "all_error_classes"]
+
 
 class TesseraError(Exception):
     """Base of every error Tessera raises on purpose.
@@ -200,6 +204,32 @@ class HostMemoryError(TesseraError):
 
     exit_code = 77
     kind = "out of host memory"
+
+
+class EngineMismatch(TesseraError):
+    """Check mode (``--engine check``) found a translated block that does not do what stepping does.
+
+    A bug, like an internal error, but a precise one: in the fast engine's translator,
+    or in semantics breaking the rules it relies on (docs/writing-plugins.md).  The
+    message names the architecture, the block, the instruction and the register or
+    memory byte that differs with both values; the same are attributes (``arch``,
+    ``block``, ``instruction``, ``location``, ``fast``, ``step``).  The machine is left
+    as it was when the block started, so a state dump shows what both paths started from.
+    """
+
+    exit_code = 78
+    kind = "engine mismatch"
+
+    def __init__(self, message: str, *, arch: str = "", block: int | None = None,
+                 instruction: int | None = None, location: str = "", fast: Any = None,
+                 step: Any = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.arch = arch
+        self.block = block
+        self.instruction = instruction
+        self.location = location
+        self.fast = fast
+        self.step = step
 
 
 #: Exit code for an unexpected exception (a bug); the CLI suggests ``--debug``.

@@ -51,7 +51,9 @@ def budget_options(fn: Any) -> Any:
                      help="Progress bar on long runs (default: when stderr is a terminal)."),
         click.option("--engine", type=click.Choice(ENGINES), default=None,
                      help="Execution engine: fast (translated blocks, the default; also "
-                          "TESSERA_ENGINE) or step (one instruction at a time). Results are identical."),
+                          "TESSERA_ENGINE), step (one instruction at a time) or check (fast, every "
+                          "block call repeated by stepping and compared; a difference is an engine "
+                          "mismatch, exit status 78). Results are identical."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -194,12 +196,12 @@ def configure_tools(machine: Machine, options: dict[str, Any]) -> None:
     host = machine.host
     if host is None:
         return
-    for impl in host.impls("tessera_run_configure"):
+    for impl in host.hook_calls("tessera_run_configure"):
         try:
-            call_impl(impl, machine=machine, options=dict(options))
+            impl(machine=machine, options=dict(options))
         except TesseraError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise PluginError(f"tessera_run_configure raised {type(exc).__name__}: {exc}",
                               plugin=impl.plugin_name) from exc
 

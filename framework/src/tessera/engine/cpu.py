@@ -70,7 +70,7 @@ class CpuAgent(Agent):
 
     # ------------------------------------------------------------------ execution
 
-    def run_slice(self, limit: int, cycle_limit: float = _INF) -> int:
+    def run_slice(self, limit: int, cycle_limit: float = _INF) -> int:  # noqa: C901 - to split (issue 14 §5)
         """Execute up to ``limit`` steps (instructions retired plus traps taken).
 
         ``self.pc``, ``self.cycles`` and ``self.instret`` are exact whenever this
@@ -79,8 +79,12 @@ class CpuAgent(Agent):
         translator = self._translator
         cache = translator.cache
         fill = translator.fill
-        fast = self.machine is not None and self.machine.engine == "fast"
+        engine = self.machine.engine if self.machine is not None else "step"
+        fast = engine != "step"
         blocks = cache.blocks
+        if engine == "check":  # the same loop, each block call checked against stepping
+            from tessera.engine.check import blocks_for
+            blocks = blocks_for(self, translator)
         build = translator.blocks.build
         self.space.current_agent = self
         pc = self.pc
@@ -185,7 +189,7 @@ class CpuAgent(Agent):
             except BrokenPipeError:  # the reader of our output went away: not a plugin bug
                 self._commit(pc, cycles, k)
                 raise
-            except Exception as exc:  # noqa: BLE001 - a bug in semantics: name the plugin
+            except Exception as exc:  # a bug in semantics: name the plugin
                 self._commit(pc, cycles, k)
                 plugin = self.machine.plugin_of_arch if self.machine is not None else None
                 ins = cache.get(pc)
@@ -227,6 +231,24 @@ class CpuAgent(Agent):
             word = ins.word if ins is not None else None
         raise UnhandledTrap(f"{trap.name} (cause {trap.cause}, value {trap.tval:#x}) and no handler",
                             cause=trap.cause, agent=self.name, pc=self.pc, word=word)
+
+    def deliver_trap(self, trap: Trap) -> None:
+        """Deliver ``trap`` to this agent at an instruction boundary, from outside the engine loop.
+
+        For what an architecture raises between instructions rather than from one: an
+        interrupt, a single-step or debug event (its ``run_slice`` override, before or
+        after calling the engine's).  The trap is handled exactly as the engine handles
+        one an instruction raises: reported to the ``tessera_trap`` listeners (a run with
+        ``stop_on_trap`` stops here with :class:`~tessera.control.StopRequest`, the trap
+        not taken), taken by the architecture's ``take_trap`` (which moves the agent to
+        its handler, or halts it), reported to ``tessera_trap_taken``, and counted in
+        ``self.traps``.  If the architecture does not take it, this raises
+        :class:`~tessera.errors.UnhandledTrap`.  ``self.pc`` must be where the agent
+        resumes (the interrupted instruction); the caller counts the trap as one step of
+        its slice.
+        """
+        self._take_trap(trap)
+        self.traps += 1
 
     def _commit(self, pc: int, cycles: int, retired: int) -> None:
         self.pc = pc
