@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from phoenix_support import M32, TABLE_ARCH, TABLE_ENC, run_image  # noqa: F401 - M32 re-exported
+from phoenix_support import M32, TABLE_ARCH, TABLE_ENC, run_image  # M32 re-exported
 
 from tessera.isa import Decoder, Disassembler
 from tessera_phoenix.asm import PhoenixAssembler
-from tessera_phoenix.encoding import ENCODINGS, refine  # noqa: F401 - re-exported
+from tessera_phoenix.encoding import ENCODINGS, refine  # re-exported
 
 ARCH = TABLE_ARCH
 ENC = TABLE_ENC

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-import tessera_tensix.semantics.configops  # noqa: F401  (register the semantics)
-import tessera_tensix.semantics.crosslane  # noqa: F401
-import tessera_tensix.semantics.intops  # noqa: F401
-import tessera_tensix.semantics.predication  # noqa: F401
+import tessera_tensix.semantics.configops  # (register the semantics)
+import tessera_tensix.semantics.crosslane
+import tessera_tensix.semantics.intops
+import tessera_tensix.semantics.predication
 import tessera_tensix.semantics.scalar  # noqa: F401
 from tessera_tensix.config import TensixConfig
 from tessera_tensix.core import TensixCore
@@ -80,32 +80,32 @@ def _vcvd(opcode: int, imm12: int, vc: int, vd: int, mod1: int) -> int:
     return _op(opcode, ((imm12 & 0xFFF) << 12) | (vc << 8) | (vd << 4) | mod1)
 
 
-def SFPIADD(imm12, vc, vd, mod1): return _vcvd(0x79, imm12, vc, vd, mod1)          # noqa: E302,E704
-def SFPSHFT(imm12, vc, vd, mod1): return _vcvd(0x7A, imm12, vc, vd, mod1)          # noqa: E302,E704
-def SFPSETCC(imm1, vc, vd, mod1): return _vcvd(0x7B, imm1, vc, vd, mod1)           # noqa: E302,E704
-def SFPABS(vc, vd, mod1): return _vcvd(0x7D, 0, vc, vd, mod1)                      # noqa: E302,E704
-def SFPAND(vb, vc, vd, mod1): return _vcvd(0x7E, vb, vc, vd, mod1)                 # noqa: E302,E704
-def SFPOR(vb, vc, vd, mod1): return _vcvd(0x7F, vb, vc, vd, mod1)                  # noqa: E302,E704
-def SFPNOT(vc, vd): return _vcvd(0x80, 0, vc, vd, 0)                               # noqa: E302,E704
-def SFPLZ(vc, vd, mod1): return _vcvd(0x81, 0, vc, vd, mod1)                       # noqa: E302,E704
-def SFPSETEXP(imm8, vc, vd, mod1): return _vcvd(0x82, imm8, vc, vd, mod1)          # noqa: E302,E704
-def SFPSETMAN(imm12, vc, vd, mod1): return _vcvd(0x83, imm12, vc, vd, mod1)        # noqa: E302,E704
-def SFPSETSGN(imm1, vc, vd, mod1): return _vcvd(0x89, imm1, vc, vd, mod1)          # noqa: E302,E704
-def SFPDIVP2(imm8, vc, vd, mod1): return _vcvd(0x76, imm8, vc, vd, mod1)           # noqa: E302,E704
-def SFPEXEXP(vc, vd, mod1): return _vcvd(0x77, 0, vc, vd, mod1)                    # noqa: E302,E704
-def SFPEXMAN(vc, vd, mod1): return _vcvd(0x78, 0, vc, vd, mod1)                    # noqa: E302,E704
-def SFPXOR(vc, vd): return _vcvd(0x8D, 0, vc, vd, 0)                               # noqa: E302,E704
-def SFPENCC(imm2, vd, mod1): return _vcvd(0x8A, imm2, 0, vd, mod1)                 # noqa: E302,E704
-def SFPPUSHC(vd=0, mod1=0): return _vcvd(0x87, 0, 0, vd, mod1)                     # noqa: E302,E704
-def SFPPOPC(vd=0, mod1=0): return _vcvd(0x88, 0, 0, vd, mod1)                      # noqa: E302,E704
-def SFPCOMPC(vd=0): return _vcvd(0x8B, 0, 0, vd, 0)                                # noqa: E302,E704
-def SFPTRANSP(vd=0): return _vcvd(0x8C, 0, 0, vd, 0)                               # noqa: E302,E704
-def SFPGT(vc, vd, mod1): return _vcvd(0x97, 0, vc, vd, mod1)                       # noqa: E302,E704
-def SFPLE(vc, vd, mod1): return _vcvd(0x96, 0, vc, vd, mod1)                       # noqa: E302,E704
-def SFPSWAP(vc, vd, mod1): return _vcvd(0x92, 0, vc, vd, mod1)                     # noqa: E302,E704
-def SFPSHFT2(vb, vc, vd, mod1): return _vcvd(0x94, vb, vc, vd, mod1)               # noqa: E302,E704
-def SFPSHFT2_IMM(imm12, vd): return _vcvd(0x94, imm12, 0, vd, 6)                   # noqa: E302,E704
-def SFPCONFIG(imm16, vd, mod1): return _op(0x91, (imm16 << 8) | (vd << 4) | mod1)  # noqa: E302,E704
+def SFPIADD(imm12, vc, vd, mod1): return _vcvd(0x79, imm12, vc, vd, mod1)
+def SFPSHFT(imm12, vc, vd, mod1): return _vcvd(0x7A, imm12, vc, vd, mod1)
+def SFPSETCC(imm1, vc, vd, mod1): return _vcvd(0x7B, imm1, vc, vd, mod1)
+def SFPABS(vc, vd, mod1): return _vcvd(0x7D, 0, vc, vd, mod1)
+def SFPAND(vb, vc, vd, mod1): return _vcvd(0x7E, vb, vc, vd, mod1)
+def SFPOR(vb, vc, vd, mod1): return _vcvd(0x7F, vb, vc, vd, mod1)
+def SFPNOT(vc, vd): return _vcvd(0x80, 0, vc, vd, 0)
+def SFPLZ(vc, vd, mod1): return _vcvd(0x81, 0, vc, vd, mod1)
+def SFPSETEXP(imm8, vc, vd, mod1): return _vcvd(0x82, imm8, vc, vd, mod1)
+def SFPSETMAN(imm12, vc, vd, mod1): return _vcvd(0x83, imm12, vc, vd, mod1)
+def SFPSETSGN(imm1, vc, vd, mod1): return _vcvd(0x89, imm1, vc, vd, mod1)
+def SFPDIVP2(imm8, vc, vd, mod1): return _vcvd(0x76, imm8, vc, vd, mod1)
+def SFPEXEXP(vc, vd, mod1): return _vcvd(0x77, 0, vc, vd, mod1)
+def SFPEXMAN(vc, vd, mod1): return _vcvd(0x78, 0, vc, vd, mod1)
+def SFPXOR(vc, vd): return _vcvd(0x8D, 0, vc, vd, 0)
+def SFPENCC(imm2, vd, mod1): return _vcvd(0x8A, imm2, 0, vd, mod1)
+def SFPPUSHC(vd=0, mod1=0): return _vcvd(0x87, 0, 0, vd, mod1)
+def SFPPOPC(vd=0, mod1=0): return _vcvd(0x88, 0, 0, vd, mod1)
+def SFPCOMPC(vd=0): return _vcvd(0x8B, 0, 0, vd, 0)
+def SFPTRANSP(vd=0): return _vcvd(0x8C, 0, 0, vd, 0)
+def SFPGT(vc, vd, mod1): return _vcvd(0x97, 0, vc, vd, mod1)
+def SFPLE(vc, vd, mod1): return _vcvd(0x96, 0, vc, vd, mod1)
+def SFPSWAP(vc, vd, mod1): return _vcvd(0x92, 0, vc, vd, mod1)
+def SFPSHFT2(vb, vc, vd, mod1): return _vcvd(0x94, vb, vc, vd, mod1)
+def SFPSHFT2_IMM(imm12, vd): return _vcvd(0x94, imm12, 0, vd, 6)
+def SFPCONFIG(imm16, vd, mod1): return _op(0x91, (imm16 << 8) | (vd << 4) | mod1)
 
 
 def SFPLOADMACRO(macro, vdlo, mod0, addrmod, imm9, vdhi):
@@ -117,14 +117,14 @@ def _dmareg(opcode, b_const, mode, result, opb, opa):
     return _op(opcode, (b_const << 23) | (mode << 18) | (result << 12) | (opb << 6) | opa)
 
 
-def ADDDMAREG(c, res, b, a): return _dmareg(0x58, c, 0, res, b, a)                 # noqa: E302,E704
-def SUBDMAREG(c, res, b, a): return _dmareg(0x59, c, 0, res, b, a)                 # noqa: E302,E704
-def MULDMAREG(c, res, b, a): return _dmareg(0x5A, c, 0, res, b, a)                 # noqa: E302,E704
-def BITWOPDMAREG(c, mode, res, b, a): return _dmareg(0x5B, c, mode, res, b, a)     # noqa: E302,E704
-def SHIFTDMAREG(c, mode, res, b, a): return _dmareg(0x5C, c, mode, res, b, a)      # noqa: E302,E704
-def CMPDMAREG(c, mode, res, b, a): return _dmareg(0x5D, c, mode, res, b, a)        # noqa: E302,E704
-def SETDMAREG(special, value16, half): return _op(0x45, (value16 << 8) | (special << 7) | half)  # noqa: E302,E704
-def FLUSHDMA(mask): return _op(0x46, mask)                                          # noqa: E302,E704
+def ADDDMAREG(c, res, b, a): return _dmareg(0x58, c, 0, res, b, a)
+def SUBDMAREG(c, res, b, a): return _dmareg(0x59, c, 0, res, b, a)
+def MULDMAREG(c, res, b, a): return _dmareg(0x5A, c, 0, res, b, a)
+def BITWOPDMAREG(c, mode, res, b, a): return _dmareg(0x5B, c, mode, res, b, a)
+def SHIFTDMAREG(c, mode, res, b, a): return _dmareg(0x5C, c, mode, res, b, a)
+def CMPDMAREG(c, mode, res, b, a): return _dmareg(0x5D, c, mode, res, b, a)
+def SETDMAREG(special, value16, half): return _op(0x45, (value16 << 8) | (special << 7) | half)
+def FLUSHDMA(mask): return _op(0x46, mask)
 
 
 # ---------------------------------------------------------------- state helpers
@@ -239,7 +239,7 @@ class RefSfpu:
 
     def sfpiadd(self, word, vd, vc, mod1, imm12):
         r = self.lreg
-        def fn(L):  # noqa: E306
+        def fn(L):
             if mod1 & 1:
                 return (r[vc][L] + sext12(imm12)) & M32
             if mod1 & 2:
@@ -257,7 +257,7 @@ class RefSfpu:
 
     def sfpshft(self, word, vd, vc, mod1, imm12):
         r = self.lreg
-        def fn(L):  # noqa: E306
+        def fn(L):
             x = r[vd][L]
             amount = s32(r[vc][L])
             if mod1 & 1:
@@ -286,7 +286,7 @@ class RefSfpu:
         self.lanewise(vd, lambda L: ~self.lreg[vc][L] & M32)
 
     def sfpabs(self, word, vd, vc, mod1, imm12):
-        def fn(L):  # noqa: E306
+        def fn(L):
             x = self.lreg[vc][L]
             if not x & 0x8000_0000:
                 return x
@@ -322,7 +322,7 @@ class RefSfpu:
         self.lanewise(vd, lambda L: (self.lreg[vc][L] & 0x7FFFFF) + (0 if mod1 & 1 else 1 << 23))
 
     def sfpsetexp(self, word, vd, vc, mod1, imm12):
-        def fn(L):  # noqa: E306
+        def fn(L):
             c = self.lreg[vc][L]
             if mod1 & 1:
                 e = imm12 & 0xFF
@@ -334,20 +334,20 @@ class RefSfpu:
         self.lanewise(vd, fn)
 
     def sfpsetman(self, word, vd, vc, mod1, imm12):
-        def fn(L):  # noqa: E306
+        def fn(L):
             m = (imm12 << 11) if mod1 & 1 else self.lreg[vd][L] & 0x7FFFFF
             return (self.lreg[vc][L] & 0xFF80_0000) | m
         self.lanewise(vd, fn)
 
     def sfpsetsgn(self, word, vd, vc, mod1, imm12):
-        def fn(L):  # noqa: E306
+        def fn(L):
             s = (imm12 & 1) if mod1 & 1 else self.lreg[vd][L] >> 31
             return (self.lreg[vc][L] & 0x7FFF_FFFF) | (s << 31)
         self.lanewise(vd, fn)
 
     def sfpdivp2(self, word, vd, vc, mod1, imm12):
         imm8 = imm12 & 0xFF
-        def fn(L):  # noqa: E306
+        def fn(L):
             x = self.lreg[vc][L]
             e = (x >> 23) & 0xFF
             if mod1 & 1:
@@ -535,7 +535,7 @@ class RefSfpu:
         vd, mod1, imm16 = (word >> 4) & 15, word & 15, (word >> 8) & 0xFFFF
         defaults = {11: 0xBF800000, 12: 0x37800000, 13: 0xBF2CC4C7, 14: 0xBEB08FF9}
         op = (mod1 >> 1) & 3
-        def combine(old, v):  # noqa: E306
+        def combine(old, v):
             return [v, old | v, old & v, old ^ v][op]
         l0 = [self.lreg[0][L] for L in range(8)]
         for L in range(32):

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-import tessera_tensix.semantics.configops  # noqa: F401  (register the semantics)
-import tessera_tensix.semantics.convert  # noqa: F401
-import tessera_tensix.semantics.lut  # noqa: F401
-import tessera_tensix.semantics.mad  # noqa: F401
-import tessera_tensix.semantics.move  # noqa: F401
+import tessera_tensix.semantics.configops  # (register the semantics)
+import tessera_tensix.semantics.convert
+import tessera_tensix.semantics.lut
+import tessera_tensix.semantics.mad
+import tessera_tensix.semantics.move
 import tessera_tensix.semantics.predication  # noqa: F401
 from tessera_tensix.config import ConfigSpace, TensixConfig
 from tessera_tensix.core import TensixCore
@@ -80,20 +80,20 @@ def _abcd(opcode: int, va: int, vb: int, vc: int, vd: int, mod1: int) -> int:
     return _op(opcode, (va << 16) | (vb << 12) | (vc << 8) | (vd << 4) | mod1)
 
 
-def SFPMAD(va, vb, vc, vd, mod1): return _abcd(0x84, va, vb, vc, vd, mod1)          # noqa: E302,E704
-def SFPADD(va, vb, vc, vd, mod1): return _abcd(0x85, va, vb, vc, vd, mod1)          # noqa: E302,E704
-def SFPMUL(va, vb, vc, vd, mod1): return _abcd(0x86, va, vb, vc, vd, mod1)          # noqa: E302,E704
-def SFPMUL24(va, vb, vc, vd, mod1): return _abcd(0x98, va, vb, vc, vd, mod1)        # noqa: E302,E704
-def SFPADDI(imm16, vd, mod1): return _op(0x75, (imm16 << 8) | (vd << 4) | mod1)     # noqa: E302,E704
-def SFPMULI(imm16, vd, mod1): return _op(0x74, (imm16 << 8) | (vd << 4) | mod1)     # noqa: E302,E704
-def SFPLUT(vd, mod0): return _op(0x73, (vd << 20) | (mod0 << 16))                   # noqa: E302,E704
-def SFPLUTFP32(vd, mod1, mirror=None):                                              # noqa: E302
+def SFPMAD(va, vb, vc, vd, mod1): return _abcd(0x84, va, vb, vc, vd, mod1)
+def SFPADD(va, vb, vc, vd, mod1): return _abcd(0x85, va, vb, vc, vd, mod1)
+def SFPMUL(va, vb, vc, vd, mod1): return _abcd(0x86, va, vb, vc, vd, mod1)
+def SFPMUL24(va, vb, vc, vd, mod1): return _abcd(0x98, va, vb, vc, vd, mod1)
+def SFPADDI(imm16, vd, mod1): return _op(0x75, (imm16 << 8) | (vd << 4) | mod1)
+def SFPMULI(imm16, vd, mod1): return _op(0x74, (imm16 << 8) | (vd << 4) | mod1)
+def SFPLUT(vd, mod0): return _op(0x73, (vd << 20) | (mod0 << 16))
+def SFPLUTFP32(vd, mod1, mirror=None):
     return _op(0x95, ((mod1 if mirror is None else mirror) << 16) | (vd << 4) | mod1)
-def SFPARECIP(vb, vc, vd, mod1): return _abcd(0x99, 0, vb, vc, vd, mod1)            # noqa: E302,E704
-def SFPCAST(vc, vd, mod1): return _abcd(0x90, 0, 0, vc, vd, mod1)                   # noqa: E302,E704
-def SFPMOV(vc, vd, mod1): return _abcd(0x7C, 0, 0, vc, vd, mod1)                    # noqa: E302,E704
-def SFPNOP(): return _op(0x8F, 0)                                                   # noqa: E302,E704
-def SFPLOADI(vd, mod0, imm16): return _op(0x71, (vd << 20) | (mod0 << 16) | imm16)  # noqa: E302,E704
+def SFPARECIP(vb, vc, vd, mod1): return _abcd(0x99, 0, vb, vc, vd, mod1)
+def SFPCAST(vc, vd, mod1): return _abcd(0x90, 0, 0, vc, vd, mod1)
+def SFPMOV(vc, vd, mod1): return _abcd(0x7C, 0, 0, vc, vd, mod1)
+def SFPNOP(): return _op(0x8F, 0)
+def SFPLOADI(vd, mod0, imm16): return _op(0x71, (vd << 20) | (mod0 << 16) | imm16)
 
 
 def SFP_STOCH_RND(rnd_mode, imm5, vb, vc, vd, mod1):
@@ -101,8 +101,8 @@ def SFP_STOCH_RND(rnd_mode, imm5, vb, vc, vd, mod1):
     return _op(0x8E, (rnd_mode << 21) | (imm5 << 16) | (vb << 12) | (vc << 8) | (vd << 4) | mod1)
 
 
-def SFPENCC(imm2, vd, mod1): return _op(0x8A, (imm2 << 12) | (vd << 4) | mod1)      # noqa: E302,E704
-def SFPCONFIG(imm16, vd, mod1): return _op(0x91, (imm16 << 8) | (vd << 4) | mod1)   # noqa: E302,E704
+def SFPENCC(imm2, vd, mod1): return _op(0x8A, (imm2 << 12) | (vd << 4) | mod1)
+def SFPCONFIG(imm16, vd, mod1): return _op(0x91, (imm16 << 8) | (vd << 4) | mod1)
 
 
 # ---------------------------------------------------------------- state helpers

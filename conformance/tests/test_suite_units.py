@@ -22,7 +22,7 @@ from tessera_conformance.strategies import fixed, operand_strategy, random_words
 from tessera_conformance.tooloptions import OptionError, ToolOptions
 
 sys.path.insert(0, str(FAKES))
-import fakeplugins  # noqa: E402
+import fakeplugins
 
 TINY = fakeplugins.TINY
 

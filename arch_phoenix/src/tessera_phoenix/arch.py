@@ -51,6 +51,7 @@ PHOENIX = Architecture(
     dump=dump,
     dump_text=dump_text,
     refine=refine,
+    control_flow="flags",  # encoding.py's rows declare branch/jump/trap/halt flags
     examples=EXAMPLES,
     assembler=_assembler(),
     comment_chars=";",

@@ -26,8 +26,8 @@ from typing import Any
 import attrs
 
 from tessera.errors import AssemblyError
+from tessera.isa import Architecture, Field
 from tessera.isa.asm import Assembler
-from tessera.isa.description import Architecture, Field
 from tessera_phoenix import pseudo, registers
 from tessera_phoenix.encoding import POSTFIX_FIELDS
 from tessera_phoenix.postfix import postfix_word, postfixes_needed, split
@@ -120,7 +120,7 @@ class PhoenixAssembler(Assembler):
             ctx.fill(self._word_bytes * count)
             return
         value = capture["value"]
-        width = self._fields[field].width
+        width = self.arch.field_map[field].width
         for p in split(value if value is not None else 0, width, count)[1]:
             ctx.emit(self.encoder.to_bytes(postfix_word(p)))
 

@@ -44,7 +44,7 @@ def build(machine: Any) -> None:
     shared.machine = machine
     shared.irq_schedule = parse_schedule(cfg.irq, cfg.threads)
     install_units(machine, shared)
-    machine.phoenix = shared
+    machine.ext.declare("phoenix", shared)
     gate = ThreadEnable("cr0", shared)
     machine.add_sync(gate)
     shared.gate = gate

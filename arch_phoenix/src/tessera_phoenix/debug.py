@@ -26,8 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.control import Trap
-from tessera.engine import CpuAgent
-from tessera.engine.agent import RUNNABLE
+from tessera.engine import RUNNABLE, CpuAgent
 from tessera_phoenix import causes
 from tessera_phoenix.shared import TRACE_QUEUE
 
@@ -80,8 +79,7 @@ def check_data(thread: Any, va: int, write: bool) -> None:
 
 def take(thread: Any, trap: Trap) -> int:
     """Take ``trap`` at an instruction boundary; it counts as one step, like an engine trap."""
-    thread._take_trap(trap)
-    thread.traps += 1
+    thread.deliver_trap(trap)
     return 1
 
 

@@ -114,12 +114,14 @@ def _fixed(parts: Iterable[Bits]) -> tuple[int, int]:
 
 
 def _row(mnemonic: str, parts: Iterable[Bits], syntax: str, name: str, timing: str, *,
-         vector: bool = False, sized: bool = False, doc: str = "") -> Encoding:
-    """One form.  ``vector``: Sz suffix plus optional mask; ``sized``: Sz suffix only."""
+         vector: bool = False, sized: bool = False, doc: str = "",
+         flags: Iterable[str] = ()) -> Encoding:
+    """One form.  ``vector``: Sz suffix plus optional mask; ``sized``: Sz suffix only;
+    ``flags``: its control flags (``branch``, ``jump``, ``trap``, ``halt``, ``wait``)."""
     match, mask = _fixed(parts)
     if vector:
         syntax = f"{syntax}, {{mask?}}" if syntax else "{mask?}"
-    return Encoding(mnemonic, match, mask, syntax, sem(name), timing,
+    return Encoding(mnemonic, match, mask, syntax, sem(name), timing, frozenset(flags),
                     suffix="sz" if vector or sized else None, doc=doc)
 
 
@@ -216,19 +218,20 @@ def _compares() -> list[Encoding]:
 
 def _control() -> list[Encoding]:
     scalar = ((19, 19, 0), (12, 12, 0))  # T bits of the branch operands: vector = UNIMP
+    b, j, jh = {"branch"}, {"jump"}, {"jump", "halt"}  # JMP/BRA to itself may halt (halt_on_self_loop)
     rows = [_row(mn, [_op(28), (47, 45, c), *scalar], "{bra}, {brb}, {bdisp}", "bcc", "branch",
-                 sized=True) for mn, c in INT_BRANCHES.items()]
+                 sized=True, flags=b) for mn, c in INT_BRANCHES.items()]
     rows.append(_row("bbs", [_op(28), (47, 45, BBS), *scalar], "{bra}, {bit}, {bdisp}", "bcc",
-                     "branch", sized=True))
+                     "branch", sized=True, flags=b))
     rows += [_row(mn, [_op(29), (47, 45, c), *scalar], "{bra}, {brb}, {bdisp}", "fbcc", "branch",
-                  sized=True) for mn, c in FLOAT_BRANCHES.items()]
+                  sized=True, flags=b) for mn, c in FLOAT_BRANCHES.items()]
     rows += [
-        _row("jmp", [_op(24), (7, 6, 0)], "{target}", "jmp", "branch"),
-        _row("call", [_op(24)], "{lk}, {target}", "jmp", "branch"),
-        _row("bra", [_op(25), (7, 6, 0)], "{reltarget}", "bra", "branch"),
-        _row("bsr", [_op(25)], "{lk}, {reltarget}", "bra", "branch"),
-        _row("ret", [_op(26), (39, 39, 0)], "{rt}, {ra}, {imm}", "ret", "branch"),
-        _row("jmpr", [_op(26), (39, 39, 1)], "{rt}, {imm}[{ra}]", "jmpr", "branch"),
+        _row("jmp", [_op(24), (7, 6, 0)], "{target}", "jmp", "branch", flags=jh),
+        _row("call", [_op(24)], "{lk}, {target}", "jmp", "branch", flags=j),
+        _row("bra", [_op(25), (7, 6, 0)], "{reltarget}", "bra", "branch", flags=jh),
+        _row("bsr", [_op(25)], "{lk}, {reltarget}", "bra", "branch", flags=j),
+        _row("ret", [_op(26), (39, 39, 0)], "{rt}, {ra}, {imm}", "ret", "branch", flags=j),
+        _row("jmpr", [_op(26), (39, 39, 1)], "{rt}, {imm}[{ra}]", "jmpr", "branch", flags=j),
     ]
     return rows
 
@@ -266,16 +269,16 @@ def _vector() -> list[Encoding]:
 
 
 def _system() -> list[Encoding]:
-    rows = [_row("brk", [_op(0)], "{rt}, {imm}", "brk", "sys"),
+    rows = [_row("brk", [_op(0)], "{rt}, {imm}", "brk", "sys", flags={"trap"}),
             _row("nop", [_op(11)], "", "nop", "nop"),
             _row("pfx", [(5, 3, 0b010)], "{pimm}", "pfx", "nop")]
     rows += [_row(mn, [_op(7), (37, 36, n)], "{rt}, {ra}, {csr}", mn, "csr")
              for n, mn in enumerate(CSR_OPS)]
     rows += [
-        _row("rti", _r1(25), "", "rti", "sys"),
-        _row("rex", _r1(26, (33, 33, 1), (11, 8, 0)), "{tm}, {ra}", "rex", "rex",
+        _row("rti", _r1(25), "", "rti", "sys", flags={"trap"}),
+        _row("rex", _r1(26, (33, 33, 1), (11, 8, 0)), "{tm}, {ra}", "rex", "rex", flags={"trap"},
              doc="redirect to mode Tm and jump to its vector (v = 1), IPL unchanged"),
-        _row("rex", _r1(26), "{tm}, {ra}, {irq4}, {v}", "rex", "rex",
+        _row("rex", _r1(26), "{tm}, {ra}, {irq4}, {v}", "rex", "rex", flags={"trap"},
              doc="REX with explicit Irq4 (bits 11:8) and v (bit 33)"),
         _row("peekq", _r1(8), "{rt}, {q}", "peekq", "sys"),
         _row("popq", _r1(9), "{rt}, {q}", "popq", "sys"),
@@ -336,7 +339,7 @@ def refine(ins: Any, peek: Callable[[int], int | None]) -> None:
     address = ins.address
     while True:
         word = peek((address + WORD * (len(payloads) + 1)) & MASK32)
-        if not is_postfix(word):
+        if word is None or not is_postfix(word):  # unreadable, or not a postfix
             break
         if len(payloads) == MAX_POSTFIXES:
             ins.run = _too_many_postfixes

@@ -12,13 +12,15 @@ the generic rows that spell out a value the named mnemonics do not cover.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tessera.isa import Field
 
 SIZES = ("b", "w", "t", "o", "h", "s5", "s6", "s7")
 ROUNDING = ("rne", "rtz", "rm2", "rm3", "rm4", "rm5", "rm6", "rm7")
 
 
-def _fields(kind: str, rows: tuple[tuple[str, str], ...], **common: object) -> tuple[Field, ...]:
+def _fields(kind: str, rows: tuple[tuple[str, str], ...], **common: Any) -> tuple[Field, ...]:
     """One :class:`Field` of ``kind`` per (name, bits) row, all with the same options."""
     return tuple(Field(name, bits, kind=kind, **common) for name, bits in rows)
 

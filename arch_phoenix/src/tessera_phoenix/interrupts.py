@@ -68,8 +68,9 @@ def may_be_interrupted(thread: Any) -> bool:
 def deliver(thread: Any) -> bool:
     """Take the highest recognisable pending interrupt (oldest first among equals).
 
-    Returns whether one was taken.  Called at an instruction boundary only; the
-    exception entry goes through the engine's trap path, so the ``tessera_trap``
+    Returns whether one was taken (and counted in ``thread.traps``).  Called at an
+    instruction boundary only; the exception entry goes through the engine's trap
+    path (:meth:`~tessera.engine.CpuAgent.deliver_trap`), so the ``tessera_trap``
     hook and ``stop_on_trap`` see interrupts like any other exception.
     """
     best = None
@@ -80,7 +81,7 @@ def deliver(thread: Any) -> bool:
         return False
     level, cause = thread.pending_irq[best]
     code = EXTERNAL | level << 8 | cause
-    thread._take_trap(Trap(code, 0, name=f"interrupt level {level}", irq_level=level))
+    thread.deliver_trap(Trap(code, 0, name=f"interrupt level {level}", irq_level=level))
     del thread.pending_irq[best]  # only once taken: a stop_on_trap stop leaves it pending
     return True
 

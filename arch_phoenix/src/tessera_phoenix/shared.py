@@ -35,7 +35,7 @@ class ThreadEnable(SyncObject):
             raise WaitFor(self, f"CR0 bit {thread.tid} (thread enable) to be set")
 
     def changed(self) -> None:
-        self._changed()
+        self.wake_waiters()
 
     def state(self) -> dict[str, Any]:
         return {"kind": self.kind, **self.shared.state()}

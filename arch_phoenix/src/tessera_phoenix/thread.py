@@ -35,6 +35,8 @@ class PhoenixThread(CpuAgent):
     """One of the core's hardware threads."""
 
     kind = "thread"
+    #: The scalar register file, made by ``CpuAgent`` from the architecture's "r" declaration.
+    r: list[int]
 
     def __init__(self, name: str, arch: Any, space: Any, *, tid: int, shared: Any,
                  lanes: int, pc: int = RESET_IP) -> None:
@@ -135,7 +137,6 @@ class PhoenixThread(CpuAgent):
             used = debug.take(self, Trap(causes.SSM, 0, name="single step"))
             self.ssm_pending = False  # only once taken: a stop_on_trap stop keeps it pending
         elif self.pending_irq and interrupts.deliver(self):
-            self.traps += 1
             used = 1
         if used >= limit or self.status != RUNNABLE:
             return used

@@ -19,8 +19,9 @@ cache is only valid for one translation context (machine mode, or ASID + PTBR +
 TLB generation; plus the PMA table generation).  :meth:`ThreadView.flush` drops the
 cache when that context changed and is a no-op otherwise, so callers may call it
 after anything that might change translation (exception entry, RTI, REX, PTBR or
-ASID writes, TLBRW).  The cache indexes entries by *physical* page, so a store to
-code invalidates them whatever virtual address they were decoded at.
+ASID writes, TLBRW).  The cache indexes entries by *physical* page and is kept by
+the physical space (:meth:`~tessera.memory.space.AddressSpace.view_cache`), so a store
+to code invalidates them whatever virtual address they were decoded at.
 
 With the test-bench memory (``memory=testbench``) every physical address is folded
 onto the bench memory's home copy (:func:`tessera_phoenix.testbench.fold`) right
@@ -33,8 +34,8 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.control import Trap
+from tessera.engine import DecodeCache
 from tessera.errors import MemoryFault
-from tessera.memory.space import DecodeCache
 from tessera_phoenix import causes
 from tessera_phoenix.mmu.unit import translates
 from tessera_phoenix.testbench import HOME, SIZE, fold
@@ -85,7 +86,7 @@ class ViewDecodeCache(DecodeCache):
 
 
 class ThreadView:
-    """Translation + PMA for one thread; quacks like an address space for the engine."""
+    """Translation + PMA for one thread: the engine's :class:`~tessera.memory.view.AgentSpace`."""
 
     def __init__(self, name: str, phys: Any, shared: Any) -> None:
         self.name = name
@@ -194,13 +195,10 @@ class ThreadView:
         except MemoryFault:
             raise Trap(causes.IBE, va, name="instruction bus error") from None
 
-    def decode_cache(self, key: Any) -> Any:
-        full = (key, self.name)
-        caches = self.phys._caches
-        cache = caches.get(full)
-        if not isinstance(cache, ViewDecodeCache):
-            cache = caches[full] = ViewDecodeCache(self)
-        return cache
+    def decode_cache(self, key: Any, make: Any = None) -> Any:
+        # kept by the physical space, so its stores reach it; ``make`` (the engine's plain
+        # DecodeCache) goes unused: a view's cache indexes entries by physical address
+        return self.phys.view_cache(self.name, key, lambda: ViewDecodeCache(self))
 
     def mark_code(self, region: Any, address: int, size: int) -> None:
         if isinstance(region, Placed):
@@ -228,9 +226,7 @@ class ThreadView:
         if ctx == self._ctx and not force:
             return
         self._ctx = ctx
-        for key, cache in self.phys._caches.items():
-            if isinstance(key, tuple) and key[-1] == self.name:
-                cache.clear()
+        self.phys.clear_view_caches(self.name)
 
     # ------------------------------------------------------------------ data access
 

@@ -28,7 +28,7 @@ def build(machine: Any) -> None:
     checked = machine.config
     core = TensixCore(cfg)
     core.machine = machine
-    machine.tensix = core
+    machine.ext.declare("tensix", core)
     for name, value in presets(checked, "cfg.").items():
         core.cfg.set(name, value)
     machine.space.add_ram("kernel", KERNEL_BASE, KERNEL_SIZE, perms="rwx")

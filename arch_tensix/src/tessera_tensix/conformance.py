@@ -20,7 +20,7 @@ HALF = """
 def _dest_half(machine: Any, outcome: Any) -> str | None:
     from tessera_tensix.examples import dest_fp32
 
-    dest = machine.tensix.dest
+    dest = machine.ext["tensix"].dest
     for row in range(4):
         for col in range(16):
             got = dest_fp32(dest, row, col)

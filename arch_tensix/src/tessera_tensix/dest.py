@@ -131,13 +131,19 @@ def load_convert(mod0: int, h: np.ndarray | None, w: np.ndarray | None, old: np.
     ENABLE_FP16A_INF bits.  ``wh`` selects the Wormhole conversions (INT8 ±127,
     INT32_SM / INT8_COMP → two's complement).
     """
-    if mod0 == 2:
-        return unshuffle_bf16(h) << 16
+    if mod0 == 11:
+        return np.zeros_like(old)
     if mod0 in (3, 4, 10, 12):
+        if w is None:
+            raise ValueError(f"SFPLOAD Mod0 {mod0} converts Dst32b values: w is needed")
         v = unshuffle_fp32(w)
         if wh and mod0 == 12:
             v = _sm_to_twos(v)
         return v
+    if h is None:
+        raise ValueError(f"SFPLOAD Mod0 {mod0} converts 16-bit cells: h is needed")
+    if mod0 == 2:
+        return unshuffle_bf16(h) << 16
     if mod0 == 1:
         return fp16_cell_to_fp32(h, inf)
     if mod0 in (6, 9):
@@ -155,8 +161,6 @@ def load_convert(mod0: int, h: np.ndarray | None, w: np.ndarray | None, old: np.
         return (old & 0xFFFF0000) | h
     if mod0 == 15:
         return (h << 16) | (old & 0xFFFF)
-    if mod0 == 11:
-        return np.zeros_like(old)
     raise ValueError(f"SFPLOAD Mod0 {mod0} has no conversion (SRCB must be resolved first)")
 
 

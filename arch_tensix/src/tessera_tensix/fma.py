@@ -17,12 +17,15 @@ Inputs are the values *after* the instruction's negate bits were applied.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 from numba import njit, typeof
 
 _I64 = np.int64
+#: A lane value inside the compiled kernels: numba types a Python ``int`` and an
+#: ``np.int64`` alike (int64), and the kernels pass both.
+Int64: TypeAlias = "int | np.int64"
 _U32 = np.uint32
 CANONICAL_NAN = 0x7FC0_0000
 INF = 0x7F80_0000
@@ -94,7 +97,7 @@ def fma_bh_exact(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------- the compiled path
 @njit(cache=True, inline="always")
-def _sticky1(v: int, k: int) -> int:
+def _sticky1(v: Int64, k: Int64) -> Int64:
     if k > 63:
         k = 63
     w = v >> k
@@ -104,7 +107,7 @@ def _sticky1(v: int, k: int) -> int:
 
 
 @njit(cache=True)
-def _fma1(x: int, y: int, z: int) -> int:
+def _fma1(x: Int64, y: Int64, z: Int64) -> Int64:
     """FMA_BH of one lane (int64 holding FP32 bit patterns), the steps of §4.2."""
     sx, ex, fx = x >> 31, (x >> 23) & 255, x & 0x7FFFFF
     sy, ey, fy = y >> 31, (y >> 23) & 255, y & 0x7FFFFF

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.isa.asm.syntax import split_operands
-from tessera.isa.description import Architecture
+from tessera.isa import Architecture
+from tessera.isa.asm import split_operands
 from tessera_riscv.asm import RiscvAssembler
 from tessera_tile import raw, syntax, tables
 

@@ -39,7 +39,7 @@ class NamedBarriers(SyncObject):
             self._cleanup(sync_id)
             return None
         if b is not None and name in b["blocked"]:
-            raise self._wait(agent, self._reason(sync_id))
+            raise self.wait_for(agent, self._reason(sync_id))
         if b is None or not b["count"]:
             fresh = {"mask": mask, "count": 0, "blocked": [], "arrived": [],
                      "released": b["released"] if b else [], "generation": b["generation"] if b else 0}
@@ -49,20 +49,20 @@ class NamedBarriers(SyncObject):
                     f"{b['mask']:#x} of this generation")
         b["count"] += 1
         b["arrived"].append(name)
-        self._emit("arrive", agent, (sync_id, b["count"]))
+        self.emit_event("arrive", agent, (sync_id, b["count"]))
         if b["count"] >= bin(b["mask"]).count("1"):
             b["released"].extend(b["blocked"])
             b["blocked"] = []
             b["arrived"] = []
             b["count"] = 0
             b["generation"] += 1
-            self._emit("release", agent, (sync_id, b["generation"]))
-            self._changed()
+            self.emit_event("release", agent, (sync_id, b["generation"]))
+            self.wake_waiters()
             self._cleanup(sync_id)
             return None
         if blocking:
             b["blocked"].append(name)
-            raise self._wait(agent, self._reason(sync_id))
+            raise self.wait_for(agent, self._reason(sync_id))
         return None
 
     def _cleanup(self, sync_id: int) -> None:
@@ -91,8 +91,8 @@ class SemaphoreSignals(SyncObject):
     kind = "tile-semaphores"
 
     def signalled(self, agent: Any = None) -> None:
-        self._emit("signal", agent)
-        self._changed()
+        self.emit_event("signal", agent)
+        self.wake_waiters()
 
     def wait(self, agent: Any, reason: str) -> None:
-        raise self._wait(agent, reason)
+        raise self.wait_for(agent, reason)

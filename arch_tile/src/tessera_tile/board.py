@@ -75,12 +75,12 @@ def build(machine: Any, arch_opcodes: tuple[str, ...] = ("custom-3",)) -> None:
                           f"{machine.arch.name} (it has {', '.join(arch_opcodes)}; see "
                           "tessera_tile.make_tile_arch)")
     system = TileSystem(machine, cfg, machine_tables(cfg))
-    machine.tile = system
+    machine.ext.declare("tile", system)
     system.cost = CostModel(cfg)
     system.checker = Checker(system)
     system.mbar_packing = Packing(system.tables.table("mbar_object"))
     system.sem_event = machine.add_sync(SemaphoreSignals("tile.sem"))
-    rv = machine.riscv_config
+    rv = machine.ext["riscv_config"]
     hart0 = machine.agent("hart0")
     reset = csr_reset(system)
     g = 0

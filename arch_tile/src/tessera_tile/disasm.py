@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tessera.isa import Disassembler
-from tessera.isa.instruction import Instruction
+from tessera.isa import Disassembler, Instruction
 from tessera_tile import raw, syntax, tables
 from tessera_tile.tables import Tables
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.engine.inline import no_inline
 from tessera.isa import Encoding, Field
+from tessera.semantics import no_inline
 from tessera_tile import sequencer
 from tessera_tile.tables import Tables
 
@@ -67,6 +67,8 @@ def rows(tables: Tables, opcodes: list[str]) -> tuple[Encoding, ...]:
                 mnemonic, fn, doc = f"{pre}.w0", ace_w0, "ACE W0 word"
             else:
                 mnemonic, fn, doc = f"{pre}.{cls}", ace_w1, f"ACE W1 word, class {cls}"
+            # a W0 dispatches the staged operation: t_wait and barriers may block the hart
+            flags = frozenset({"ace", "wait"}) if cls == "w0" else frozenset({"ace"})
             out.append(Encoding(mnemonic, match, base_mask, "{ace}", fn, TIMING_CLASS,
-                                frozenset({"ace"}), doc))  # type: ignore[arg-type]
+                                flags, doc))  # type: ignore[arg-type]
     return tuple(out)

@@ -170,7 +170,7 @@ def check_matmul(machine: Any, result: Any) -> str | None:
     if not np.array_equal(got, want):
         bad = np.argwhere(got != want)[0]
         return f"C[{bad[0]}][{bad[1]}] = {got[tuple(bad)]}, numpy says {want[tuple(bad)]}"
-    system = machine.tile
+    system = machine.ext["tile"]
     for pe in system.pes:
         for thread in pe.threads:
             off = thread.tid * SH_STRIDE + SH_MBAR
@@ -209,7 +209,7 @@ buf:    .space  1024, 1
 def check_missing_wait(machine: Any, result: Any) -> str | None:
     if result.reason != "halted":
         return f"ended {result.reason}"
-    races = machine.tile.races
+    races = machine.ext["tile"].races
     if len(races) != 1:
         return f"{len(races)} races reported, expected 1: {[str(r) for r in races]}"
     race = races[0]

@@ -24,7 +24,7 @@ def tessera_conformance_cases(arch):
 @tessera.hookimpl
 def tessera_memory_watches(machine, space):
     """Checker mode: watch CPU loads and stores of RAM for races with pending tile operations."""
-    system = getattr(machine, "tile", None)
+    system = machine.ext.get("tile")
     if system is None or space is not machine.space or system.cfg.mode != "checker":
         return []
     from tessera_tile.watch import cpu_watches
@@ -35,7 +35,7 @@ def tessera_memory_watches(machine, space):
 @tessera.hookimpl
 def tessera_execute_instrument(machine, arch, ins):
     """Checker mode: note the PC of CPU loads and stores, so a race report can name it."""
-    system = getattr(machine, "tile", None)
+    system = machine.ext.get("tile")
     if system is None or system.cfg.mode != "checker":
         return None
     from tessera_tile.watch import pc_marker
@@ -45,8 +45,8 @@ def tessera_execute_instrument(machine, arch, ins):
 
 @tessera.hookimpl
 def tessera_run_finished(machine, result):
-    """Log what checker mode and strict sequencing found (also kept on machine.tile)."""
-    system = getattr(machine, "tile", None)
+    """Log what checker mode and strict sequencing found (also kept in machine.ext["tile"])."""
+    system = machine.ext.get("tile")
     if system is None:
         return
     from tessera_tile.watch import log_findings

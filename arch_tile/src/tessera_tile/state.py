@@ -76,8 +76,8 @@ class Completion(SyncObject):
                 self.counts[k] = 0
             else:
                 self.counts.pop(k, None)   # per-group keys come and go
-        self._emit("complete", agent, keys)
-        self._changed()
+        self.emit_event("complete", agent, keys)
+        self.wake_waiters()
 
     def count(self, key: str) -> int:
         return self.counts.get(key, 0)
@@ -87,7 +87,7 @@ class Completion(SyncObject):
 
     def wait_until(self, agent: Any, ok: bool, reason: str) -> None:
         if not ok:
-            raise self._wait(agent, reason)
+            raise self.wait_for(agent, reason)
 
     def state(self) -> dict[str, Any]:
         return {"kind": self.kind, "outstanding": {k: v for k, v in sorted(self.counts.items())}}

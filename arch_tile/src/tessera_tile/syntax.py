@@ -620,7 +620,7 @@ def _vec_ew(tables: Tables, func6: int, direction: str, default: str) -> list[st
     return [None if name == default else f"ew={name}", None if func6 >> bit & 1 else "v0.t"]
 
 
-def _render(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+def _render(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:  # noqa: C901 - to split (issue 14 §5)
     kind = form.kind
     flag = lambda key, text: text if f.get(key) else None  # noqa: E731
     if kind == "mem":

@@ -8,8 +8,8 @@ from typing import Any
 import click
 import pytest
 
+from tessera import SUPPORTED_API_VERSIONS
 from tessera.errors import PluginError
-from tessera.version import SUPPORTED_API_VERSIONS
 from tessera_conformance.probes import Recorder
 from tessera_conformance.programs import run
 from tessera_conformance.runs import (

@@ -652,7 +652,7 @@ def test_random_programs(arch_target, conformance_suite):
         machine.space.write_bytes(arch.reset_pc, data, force=True)
         try:
             outcome = run(machine, steps)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise AssertionError(f"{_where(arch, words, None)}: the run raised "
                                  f"{type(exc).__name__}: {exc}") from exc
         tally[outcome.reason] += 1

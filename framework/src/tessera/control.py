@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["ControlSignal", "Trap", "Halt", "WaitFor", "Yield", "StopRequest", "RunInterrupted"]
+
 
 class ControlSignal(Exception):
     """Base of the signals the engine handles itself."""

@@ -212,7 +212,7 @@ def _custom(arch: Any, section: str, name: str, state: Mapping[str, Any]) -> lis
         lines = hook(section, name, state)
     except TesseraError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a plugin's bug, named as such
+    except Exception as exc:  # a plugin's bug, named as such
         raise PluginError(f"architecture {arch.name}: dump_text({section!r}, {name!r}) raised "
                           f"{type(exc).__name__}: {exc}") from exc
     if lines is not None and not (isinstance(lines, list) and all(isinstance(x, str) for x in lines)):
@@ -316,5 +316,5 @@ def machine_lines(arch: Any, state: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["CORE_AGENT_KEYS", "extras", "hex_cells", "list_row", "machine_lines", "pack", "render",
+__all__ = ["CORE_AGENT_KEYS", "INDENT", "WIDTH", "extras", "hex_cells", "list_row", "machine_lines", "pack", "render",
            "scalar", "table"]

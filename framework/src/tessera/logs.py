@@ -18,6 +18,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+__all__ = ["get_logger", "Logger", "configure", "enabled", "collect", "plain", "DEBUG", "INFO", "WARNING",
+           "ERROR"]
+
 DEBUG, INFO, WARNING, ERROR = 10, 20, 30, 40  # the standard library's levels
 _LEVELS = {"debug": DEBUG, "info": INFO, "warning": WARNING, "error": ERROR}
 

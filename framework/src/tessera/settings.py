@@ -27,6 +27,9 @@ import attrs
 
 from tessera.errors import ConfigError
 
+__all__ = ["KINDS", "Setting", "SettingFamily", "Settings", "setting", "parse_int", "parse_size",
+           "format_size"]
+
 #: The kinds of value a setting takes.
 KINDS = ("int", "size", "bool", "choice", "str", "path")
 
@@ -454,8 +457,8 @@ def _infer_kind(owner: type, name: str, default: Any) -> str:
                       "does not say)")
 
 
-def setting(default: Any, kind: str | None = None, *, min: int | None = None,  # noqa: A002
-            max: int | None = None, choices: Iterable[Any] = (), help: str = "",  # noqa: A002
+def setting(default: Any, kind: str | None = None, *, min: int | None = None,
+            max: int | None = None, choices: Iterable[Any] = (), help: str = "",
             note: str = "") -> Any:
     """An ``attrs`` field that is also a declared :class:`Setting` (see :meth:`Settings.from_attrs`).
 

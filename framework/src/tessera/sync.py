@@ -18,6 +18,8 @@ import attrs
 from tessera.control import WaitFor
 from tessera.errors import ConfigError
 
+__all__ = ["SyncEvent", "SyncObject", "Semaphore", "Barrier", "Fifo", "Event", "Counter"]
+
 
 @attrs.frozen
 class SyncEvent:
@@ -39,28 +41,39 @@ class SyncObject:
         self.waiters: list[Any] = []
         self.machine: Any = None  # set by Machine.add_sync
 
-    # -- helpers for subclasses
-    def _wait(self, agent: Any, reason: str) -> WaitFor:
+    # -- for subclasses: a new kind of object blocks, wakes and reports through these
+    def wait_for(self, agent: Any, reason: str) -> WaitFor:
+        """The signal that parks ``agent`` on this object: ``raise self.wait_for(agent, reason)``.
+
+        Raise it before any side effect (the instruction runs again once woken);
+        ``reason`` is what a deadlock report prints.
+        """
         return WaitFor(self, reason)
 
-    def _changed(self) -> None:
-        """Wake every waiter; each retries its instruction in agent order."""
+    def wake_waiters(self) -> None:
+        """Wake every waiter (call after a change); each retries its instruction in agent order."""
         if self.waiters:
             waiters, self.waiters = self.waiters, []
             for agent in waiters:
                 agent.wake()
-                self._emit("wake", agent)
+                self.emit_event("wake", agent)
 
-    def _emit(self, kind: str, agent: Any = None, value: Any = None) -> None:
+    def emit_event(self, kind: str, agent: Any = None, value: Any = None) -> None:
+        """Report ``kind`` (``post``, ``arrive`` ...) by ``agent`` to the ``tessera_sync_event`` hooks."""
         m = self.machine
         if m is not None and m._sync_listeners:
             m.emit_sync(SyncEvent(kind, self.name, getattr(agent, "name", agent), value))
+
+    # the names these helpers had before they were public, for subclasses written then
+    _wait = wait_for
+    _changed = wake_waiters
+    _emit = emit_event
 
     def park(self, agent: Any) -> None:
         """Called by the engine when ``agent`` must wait on this object."""
         if agent not in self.waiters:
             self.waiters.append(agent)
-        self._emit("wait", agent)
+        self.emit_event("wait", agent)
 
     def unpark(self, agent: Any) -> None:
         if agent in self.waiters:
@@ -89,26 +102,26 @@ class Semaphore(SyncObject):
     def wait(self, agent: Any) -> None:
         """P: take one unit, or park until one is posted."""
         if self.value <= 0:
-            raise self._wait(agent, f"semaphore {self.name} to be posted (value 0)")
+            raise self.wait_for(agent, f"semaphore {self.name} to be posted (value 0)")
         self.value -= 1
-        self._emit("acquire", agent, self.value)
-        self._changed()
+        self.emit_event("acquire", agent, self.value)
+        self.wake_waiters()
 
     def try_wait(self, agent: Any) -> bool:
         if self.value <= 0:
             return False
         self.value -= 1
-        self._emit("acquire", agent, self.value)
-        self._changed()
+        self.emit_event("acquire", agent, self.value)
+        self.wake_waiters()
         return True
 
     def post(self, agent: Any = None, n: int = 1) -> None:
         """V: add ``n`` units, or park while that would pass ``maximum``."""
         if self.maximum is not None and self.value + n > self.maximum:
-            raise self._wait(agent, f"semaphore {self.name} to drop below its maximum {self.maximum}")
+            raise self.wait_for(agent, f"semaphore {self.name} to drop below its maximum {self.maximum}")
         self.value += n
-        self._emit("post", agent, self.value)
-        self._changed()
+        self.emit_event("post", agent, self.value)
+        self.wake_waiters()
 
     def state(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value, "maximum": self.maximum}
@@ -135,15 +148,15 @@ class Barrier(SyncObject):
             return
         if name not in self.arrived:
             self.arrived.append(name)
-            self._emit("arrive", agent, len(self.arrived))
+            self.emit_event("arrive", agent, len(self.arrived))
         if len(self.arrived) >= self.parties:
             self.released.update(n for n in self.arrived if n != name)
             self.arrived = []
             self.generation += 1
-            self._emit("release", agent, self.generation)
-            self._changed()
+            self.emit_event("release", agent, self.generation)
+            self.wake_waiters()
             return
-        raise self._wait(agent, f"barrier {self.name} ({len(self.arrived)} of {self.parties} arrived)")
+        raise self.wait_for(agent, f"barrier {self.name} ({len(self.arrived)} of {self.parties} arrived)")
 
     def state(self) -> dict[str, Any]:
         return {"kind": self.kind, "parties": self.parties, "arrived": list(self.arrived),
@@ -164,17 +177,17 @@ class Fifo(SyncObject):
 
     def push(self, agent: Any, item: Any) -> None:
         if len(self.items) >= self.capacity:
-            raise self._wait(agent, f"fifo {self.name} to have room (full, {self.capacity} entries)")
+            raise self.wait_for(agent, f"fifo {self.name} to have room (full, {self.capacity} entries)")
         self.items.append(item)
-        self._emit("push", agent, len(self.items))
-        self._changed()
+        self.emit_event("push", agent, len(self.items))
+        self.wake_waiters()
 
     def pop(self, agent: Any) -> Any:
         if not self.items:
-            raise self._wait(agent, f"fifo {self.name} to receive an entry (empty)")
+            raise self.wait_for(agent, f"fifo {self.name} to receive an entry (empty)")
         item = self.items.popleft()
-        self._emit("pop", agent, len(self.items))
-        self._changed()
+        self.emit_event("pop", agent, len(self.items))
+        self.wake_waiters()
         return item
 
     def __len__(self) -> int:
@@ -195,16 +208,16 @@ class Event(SyncObject):
 
     def set(self, agent: Any = None) -> None:
         self.is_set = True
-        self._emit("set", agent)
-        self._changed()
+        self.emit_event("set", agent)
+        self.wake_waiters()
 
     def clear(self, agent: Any = None) -> None:
         self.is_set = False
-        self._emit("clear", agent)
+        self.emit_event("clear", agent)
 
     def wait(self, agent: Any) -> None:
         if not self.is_set:
-            raise self._wait(agent, f"event {self.name} to be set")
+            raise self.wait_for(agent, f"event {self.name} to be set")
 
     def state(self) -> dict[str, Any]:
         return {"kind": self.kind, "set": self.is_set}
@@ -221,12 +234,12 @@ class Counter(SyncObject):
 
     def add(self, n: int = 1, agent: Any = None) -> None:
         self.value += n
-        self._emit("add", agent, self.value)
-        self._changed()
+        self.emit_event("add", agent, self.value)
+        self.wake_waiters()
 
     def wait_at_least(self, agent: Any, target: int) -> None:
         if self.value < target:
-            raise self._wait(agent, f"counter {self.name} to reach {target} (now {self.value})")
+            raise self.wait_for(agent, f"counter {self.name} to reach {target} (now {self.value})")
 
     def state(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value}

@@ -22,7 +22,7 @@ if os.environ.get("TESSERA_REQUIRE_DIFF_TOOLS") == "1":  # CI installs it: a mis
     import unicorn
 else:
     unicorn = pytest.importorskip("unicorn", reason="unicorn is not installed (pip install unicorn)")
-from unicorn import riscv_const as rc  # noqa: E402
+from unicorn import riscv_const as rc
 
 CODE = 0x1_0000
 AREA = 0x8_0000                    # x3: the centre of the data area

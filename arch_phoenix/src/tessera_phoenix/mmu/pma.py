@@ -66,10 +66,10 @@ class PMA:
         """Raise PMA (61, tval = ``va``) unless the region deciding ``pa`` grants ``access``."""
         seg = self._last
         if not seg[0] <= pa <= seg[1]:
-            seg = self.segment_at(pa)
-            if seg is None:
+            found = self.segment_at(pa)
+            if found is None:
                 raise Trap(causes.PMA, va, name="PMA check failed (no region)", pa=pa)
-            self._last = seg
+            seg = self._last = found
         if not seg[2] & RIGHT[access]:
             raise Trap(causes.PMA, va, name="PMA check failed", pa=pa, region=seg[3])
 

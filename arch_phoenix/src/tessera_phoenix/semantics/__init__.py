@@ -8,7 +8,7 @@ and the semantics can be read (and grown) separately.  Signature:
 
 from __future__ import annotations
 
-from tessera.isa.registry import SemanticsRegistry
+from tessera.isa import SemanticsRegistry
 
 REGISTRY = SemanticsRegistry(__name__, __path__, skip=('lanes',))
 #: decorator: ``@op("name")`` registers a semantic function

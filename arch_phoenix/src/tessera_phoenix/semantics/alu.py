@@ -135,6 +135,7 @@ def _orc(a: int, b: int, w: int) -> int:
     return a | ~b
 
 
+_fn: Fn  # each loop below binds a different shape of operation
 for _name, _fn in (("add", _add), ("sub", _sub), ("mul", _mul), ("and", _and), ("or", _or),
                    ("xor", _xor), ("andc", _andc), ("nand", _nand), ("nor", _nor),
                    ("xnor", _xnor), ("orc", _orc)):

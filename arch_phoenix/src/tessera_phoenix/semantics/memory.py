@@ -195,37 +195,37 @@ def _store(thread: Any, ins: Any, a_spec: int, b_spec: int | None, disp: int) ->
 @op("load")
 def load(thread: Any, ins: Any) -> None:
     """LOAD.sz Rt, d[Ra] (op 44): sign-extending."""
-    return _load(thread, ins, ins.ra, None, ins.value, True)
+    _load(thread, ins, ins.ra, None, ins.value, True)
 
 
 @op("loadu")
 def loadu(thread: Any, ins: Any) -> None:
     """LOADU.sz Rt, d[Ra] (op 45): zero-extending."""
-    return _load(thread, ins, ins.ra, None, ins.value, False)
+    _load(thread, ins, ins.ra, None, ins.value, False)
 
 
 @op("store")
 def store(thread: Any, ins: Any) -> None:
     """STORE.sz Rs, d[Ra] (op 40): Rs is in the Rt field."""
-    return _store(thread, ins, ins.ra, None, ins.value)
+    _store(thread, ins, ins.ra, None, ins.value)
 
 
 @op("ldx")
 def ldx(thread: Any, ins: Any) -> None:
     """LDX.sz Rt, [Ra+Rb] (R2 func 44)."""
-    return _load(thread, ins, ins.ra, ins.rb, 0, True)
+    _load(thread, ins, ins.ra, ins.rb, 0, True)
 
 
 @op("ldux")
 def ldux(thread: Any, ins: Any) -> None:
     """LDUX.sz Rt, [Ra+Rb] (R2 func 45)."""
-    return _load(thread, ins, ins.ra, ins.rb, 0, False)
+    _load(thread, ins, ins.ra, ins.rb, 0, False)
 
 
 @op("stx")
 def stx(thread: Any, ins: Any) -> None:
     """STX.sz Rs, [Ra+Rb] (R2 func 40)."""
-    return _store(thread, ins, ins.ra, ins.rb, 0)
+    _store(thread, ins, ins.ra, ins.rb, 0)
 
 
 # ---------------------------------------------------------------------------- reservations
@@ -260,25 +260,25 @@ def _store_conditional(thread: Any, ins: Any, a_spec: int, b_spec: int | None, d
 @op("ldsr")
 def ldsr(thread: Any, ins: Any) -> None:
     """LDSR Rt, d[Ra] (op 46): load tetra, reserve its 64-byte granule."""
-    return _load_reserved(thread, ins, ins.ra, None, ins.value)
+    _load_reserved(thread, ins, ins.ra, None, ins.value)
 
 
 @op("ldsrx")
 def ldsrx(thread: Any, ins: Any) -> None:
     """LDSRX Rt, [Ra+Rb] (R2 func 46)."""
-    return _load_reserved(thread, ins, ins.ra, ins.rb, 0)
+    _load_reserved(thread, ins, ins.ra, ins.rb, 0)
 
 
 @op("stcr")
 def stcr(thread: Any, ins: Any) -> None:
     """STCR Rs, d[Ra] (op 42): store tetra unconditionally, drop every reservation on the granule."""
-    return _store_conditional(thread, ins, ins.ra, None, ins.value)
+    _store_conditional(thread, ins, ins.ra, None, ins.value)
 
 
 @op("stcrx")
 def stcrx(thread: Any, ins: Any) -> None:
     """STCRX Rs, [Ra+Rb] (R2 func 42)."""
-    return _store_conditional(thread, ins, ins.ra, ins.rb, 0)
+    _store_conditional(thread, ins, ins.ra, ins.rb, 0)
 
 
 # ---------------------------------------------------------------------------- cache commands

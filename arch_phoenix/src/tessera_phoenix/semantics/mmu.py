@@ -83,10 +83,8 @@ def ptghash(thread: Any, ins: Any) -> None:
     asid = thread.asid & 0x3FF
     hmask = thread.shared.hmask
 
-    def fn(a: int, w: int) -> int:
-        return hashing.ptghash(a, asid, hmask)
-
-    elementwise(thread, ins, fn, (ins.ra,), w=32)
+    # a lambda, not a nested def: its value is not a ``return`` the engine could take for a PC
+    elementwise(thread, ins, lambda a, w: hashing.ptghash(a, asid, hmask), (ins.ra,), w=32)
 
 
 @op("shptendx")

@@ -43,7 +43,7 @@ def expected(x: float = 0.5) -> tuple[float, float]:
 def _check(machine: Any, result: Any, *, recip: bool) -> str | None:
     if result.exit_code != 0:
         return f"exit status {result.exit_code}"
-    dest = machine.tensix.dest
+    dest = machine.ext["tensix"].dest
     want_e, want_r = expected()
     for row in range(4):
         for lane in range(8):

@@ -45,11 +45,8 @@ from typing import Any
 
 import attrs
 
+from tessera.isa import ILLEGAL, Disassembler, Field, Instruction
 from tessera.isa.asm import Assembler, split_operands
-from tessera.isa.decoder import ILLEGAL
-from tessera.isa.description import Field
-from tessera.isa.disasm import Disassembler
-from tessera.isa.instruction import Instruction
 
 _LREG = re.compile(r"(?i)l(?:reg)?(\d{1,2})")
 _MACRO_CALL = re.compile(r"(?is)\s*\((.*)\)\s*")
@@ -117,13 +114,14 @@ class TensixAssembler(Assembler):
     def __init__(self, arch: Any, decoder: Any = None) -> None:
         super().__init__(arch, decoder)
         self._tensix = _names(arch)
-        forms = getattr(getattr(self, "_table", None), "forms", None)
-        if isinstance(forms, dict):        # the rows for words with reserved bits set are for
-            for name, rows in forms.items():   # decoding only: same syntax as the clean row
-                forms[name] = [f for f in rows if "reserved-bits" not in f.encoding.flags] or rows
         self._lreg_fields = {f for info in self._tensix.vendor.values() for f in info.lreg}
         self._signed_fields = {f for info in self._tensix.vendor.values()
                                for f, d in info.display.items() if d in ("hex3", "s16")}
+
+    def assembles(self, encoding: Any) -> bool:
+        # the rows for words with reserved bits set are for decoding only: each has a clean
+        # row with the same syntax, which is the one to assemble
+        return "reserved-bits" not in encoding.flags
 
     # -- spelling ----------------------------------------------------------------------
     def parse_line(self, text: str, line: int) -> Any:
@@ -177,7 +175,7 @@ class TensixAssembler(Assembler):
         assert ctx is not None
         info, mnemonic = self._tensix.macro[name]
         given = split_operands(text)
-        by_bits = sorted(info.fields, key=lambda f: -self._fields[f].bits[0][1])
+        by_bits = sorted(info.fields, key=lambda f: -self.arch.field_map[f].bits[0][1])
         if len(given) == len(info.macro):
             order = info.macro
         elif len(given) == len(by_bits):

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tessera.engine.inline import no_inline
-from tessera.isa.registry import SemanticsRegistry
+from tessera.isa import SemanticsRegistry
+from tessera.semantics import no_inline
 
 REGISTRY = SemanticsRegistry(__name__, __path__)
 
@@ -21,7 +21,7 @@ def op(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: ``@op("name")`` registers a semantic function.
 
     The fast engine's blocks *call* Tensix semantic functions rather than inline them
-    (:func:`tessera.engine.inline.no_inline`): their time goes into numpy and numba
+    (:func:`tessera.semantics.no_inline`): their time goes into numpy and numba
     kernels, so inlining would save one call and cost milliseconds of translation.
     """
     register = REGISTRY.op(*names)

@@ -135,6 +135,7 @@ def stochrnd_compute(x: np.ndarray, vb: np.ndarray, prng: np.ndarray, *, mode: i
                      rounding: int, imm5: int, use_imm5: bool) -> np.ndarray:
     """SFP_STOCH_RND's result for every lane.  ``prng`` holds the values AdvancePRNG
     returned (used for the threshold in STOCH and the undocumented rounding mode 3)."""
+    t: np.int64 | np.ndarray                             # the rounding threshold: one, or per lane
     if rounding == NEAREST:
         t = np.int64(0x400000)
     elif rounding == ZERO:
@@ -197,6 +198,8 @@ def cast_compute(x: np.ndarray, mode: int, prng: np.ndarray | None = None) -> np
         mag = (x & _MAG).astype(np.float64).astype(np.float32).view(U32)
         return mag | sign
     if mode == 1:                                        # SM32 → FP32, stochastic (RNS)
+        if prng is None:
+            raise ValueError("SFPCAST mode 1 rounds stochastically: it needs the PRNG values")
         mag = (x & _MAG).astype(np.int64)
         top = (mag.astype(np.float64).view(np.int64) >> 52) - 1023     # MSB index (mag > 0)
         lz = np.clip(31 - top, 1, 31)

@@ -240,7 +240,7 @@ def _lane_mask(sfpu: Any, mod0: int, block_bit: U32, configured: bool, wh_store:
     return mask
 
 
-def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,
+def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,  # noqa: C901 - to split (issue 14 §5)
               write: bool = True, wh: bool = False, apply_addr_mod: bool = True) -> None:
     """The SFPLOAD data move; ``write`` False drops the LReg write (VD 8..15)."""
     core = thread.core
@@ -342,7 +342,7 @@ def sfpstore(thread: Any, ins: Any) -> None:
     sfpu_store(thread, ins, vd, mod0, am, imm10, wh=wh)
 
 
-def sfpu_store(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,
+def sfpu_store(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,  # noqa: C901 - to split (issue 14 §5)
                wh: bool = False, apply_addr_mod: bool = True) -> None:
     """The SFPSTORE data move from LReg[vd] (0..16) to Dest."""
     core = thread.core

@@ -20,7 +20,7 @@ def check_example(host: Any, arch: Any, example: Any, machine: Any, result: Any)
         return example.check(machine, result)
     except TesseraError:
         raise
-    except Exception as exc:  # noqa: BLE001 - plugin code: name the plugin and the example
+    except Exception as exc:  # plugin code: name the plugin and the example
         plugin = host.plugin_of(arch.name) if host is not None else None
         raise PluginError(f"the check of example {arch.name}/{example.name} raised "
                           f"{type(exc).__name__}: {exc}", plugin=plugin) from exc

@@ -16,7 +16,7 @@ from tessera.isa.description import Architecture, Encoding
 from tessera.isa.instruction import Instruction
 
 
-def _raise_illegal(agent, ins):  # noqa: ANN001 - semantic-function signature
+def _raise_illegal(agent, ins):  # semantic-function signature
     raise ins.trap
 
 

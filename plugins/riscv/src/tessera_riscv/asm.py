@@ -24,9 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.isa.asm import Assembler
-from tessera.isa.asm.syntax import split_operands
-from tessera.isa.description import Architecture, Field
+from tessera.isa import Architecture, Field
+from tessera.isa.asm import Assembler, split_operands
 from tessera_riscv import csrs
 
 _IGNORED_DIRECTIVES = frozenset({".option", ".attribute", ".file", ".ident", ".type", ".size"})
@@ -134,6 +133,7 @@ class RiscvAssembler(Assembler):
     def _pc_offset(self, ops: list[tuple[int, str]], index: int) -> tuple[int, int]:
         """``(hi20, lo12)`` of the distance from this line to the symbol operand ``index``."""
         ctx = self.context
+        assert ctx is not None  # set for each statement while assembling
         offset, text = ops[index]
         delta = self._delta(ctx.value(text, offset), ctx.location)
         if ctx.final and not -(1 << 31) - 0x800 <= delta < (1 << 31) - 0x800:
@@ -142,11 +142,12 @@ class RiscvAssembler(Assembler):
 
     # ------------------------------------------------------------------ pseudo-instructions
 
-    def expand(self, mnemonic: str, operands_text: str, location: int) -> list[str] | None:  # noqa: C901
+    def expand(self, mnemonic: str, operands_text: str, location: int) -> list[str] | None:
         ops = split_operands(operands_text)
         t = [text for _, text in ops]
         n = len(t)
         ctx = self.context
+        assert ctx is not None  # set for each statement while assembling
         if mnemonic in _MEMORY and n == 2 and t[1].startswith("("):
             return [f"{mnemonic} {t[0]}, 0{t[1]}"]
         if mnemonic.startswith("amo") and n == 3 and t[2].startswith("0("):
@@ -171,7 +172,7 @@ class RiscvAssembler(Assembler):
             return [simple]
         return None
 
-    def _simple(self, m: str, t: list[str]) -> str | None:  # noqa: C901 - one table of spellings
+    def _simple(self, m: str, t: list[str]) -> str | None:  # one table of spellings
         n = len(t)
         if n == 2:
             rd, rs = t
@@ -225,15 +226,9 @@ class RiscvAssembler(Assembler):
         if name in _IGNORED_DIRECTIVES:
             return True
         if name == ".align":      # GNU as for RISC-V: a power of two
-            ctx.name = ".p2align"
-            self._d_align(ctx)
-            return True
+            return self.builtin_directive(".p2align", ctx)
         if name == ".balign":
-            ctx.name = ".align"
-            self._d_align(ctx)
-            return True
+            return self.builtin_directive(".align", ctx)
         if name in _DATA_ALIASES:
-            ctx.name = _DATA_ALIASES[name]
-            self._d_data(ctx)
-            return True
+            return self.builtin_directive(_DATA_ALIASES[name], ctx)
         return False

@@ -9,8 +9,8 @@ needs and what qemu's user mode gives it:
 * ``sp`` just below ``stack_top`` (default: the top of RAM), 16-byte aligned, pointing at
   the words qemu-user puts there for a program started without arguments:
   ``argc = 0``, ``argv[0] = NULL``, ``envp[0] = NULL``, ``auxv = AT_NULL`` (two words);
-* ``machine.riscv_io``: what the program wrote with the ``write`` system call;
-* ``machine.riscv_config``: the validated :class:`~tessera_riscv.config.RiscvConfig`.
+* ``machine.ext["riscv_io"]``: what the program wrote with the ``write`` system call;
+* ``machine.ext["riscv_config"]``: the validated :class:`~tessera_riscv.config.RiscvConfig`.
 
 Extensions (:mod:`tessera_riscv.extension`) then map their MMIO devices and run their
 own ``build`` hooks, in the order given to ``make_arch``.
@@ -38,8 +38,8 @@ def build_board(machine: Any, extensions: Sequence[Any] = ()) -> RiscvHart:
     arch = machine.arch
     xlen = xlen_of(arch)
     cfg = RiscvConfig.from_mapping(machine.config, xlen, [ext.name for ext in extensions])
-    machine.riscv_config = cfg
-    machine.riscv_io = RiscvIO(echo=cfg.echo)
+    machine.ext.declare("riscv_config", cfg)
+    machine.ext.declare("riscv_io", RiscvIO(echo=cfg.echo))
     space = machine.space
     space.add_ram("ram", 0, cfg.ram)
     hart = RiscvHart("hart0", arch, space, xlen=xlen, hartid=cfg.hartid, misaligned=cfg.misaligned,

@@ -70,8 +70,9 @@ def bits(opcode: int, f3: int | None = None, f7: int | None = None, *, f6: int |
     return match, mask
 
 
-#: (mnemonic, (match, mask), syntax, timing, xlens, flags)
-ROWS: tuple[tuple[str, tuple[int, int], str, str, tuple[int, ...], frozenset[str]], ...]
+#: One row: (mnemonic, (match, mask), syntax, timing, xlens, flags)
+Row = tuple[str, tuple[int, int], str, str, tuple[int, ...], frozenset[str]]
+ROWS: tuple[Row, ...]
 _P, _B, _J = frozenset({"pure"}), frozenset({"branch"}), frozenset({"jump"})
 _L, _S, _A = frozenset({"load"}), frozenset({"store"}), frozenset({"amo", "sync"})
 _C, _Y = frozenset({"csr", "system"}), frozenset({"system"})
@@ -125,10 +126,10 @@ ROWS = (
     ("fence", bits(MISC_MEM, 0), "{pred}, {succ}", "system", BOTH, _Y),
     ("fence.tso", bits(0, word=0x8330_000F), "", "system", BOTH, _Y),
     ("fence.i", bits(MISC_MEM, 1), "", "system", BOTH, _Y),
-    ("ecall", bits(0, word=0x0000_0073), "", "system", BOTH, _Y),
-    ("ebreak", bits(0, word=0x0010_0073), "", "system", BOTH, _Y),
-    ("mret", bits(0, word=0x3020_0073), "", "jump", BOTH, frozenset({"system", "jump"})),
-    ("wfi", bits(0, word=0x1050_0073), "", "system", BOTH, _Y),
+    ("ecall", bits(0, word=0x0000_0073), "", "system", BOTH, frozenset({"system", "trap", "halt"})),
+    ("ebreak", bits(0, word=0x0010_0073), "", "system", BOTH, frozenset({"system", "trap"})),
+    ("mret", bits(0, word=0x3020_0073), "", "jump", BOTH, frozenset({"system", "jump", "trap"})),
+    ("wfi", bits(0, word=0x1050_0073), "", "system", BOTH, frozenset({"system", "wait"})),
     # ---- RV64I *W
     ("addiw", bits(OP_IMM_32, 0), I, "alu", RV64, _P),
     ("slliw", bits(OP_IMM_32, 1, 0x00), SHW, "alu", RV64, _P),
@@ -205,8 +206,8 @@ AMO_FUNCT5 = (("amoswap", 0x01), ("amoadd", 0x00), ("amoxor", 0x04), ("amoand", 
               ("amomaxu", 0x1C))
 
 
-def _amo_rows() -> list[tuple[str, tuple[int, int], str, str, tuple[int, ...], frozenset[str]]]:
-    rows = []
+def _amo_rows() -> list[Row]:
+    rows: list[Row] = []
     for size, f3, xlens in ((".w", 2, BOTH), (".d", 3, RV64)):
         for name, f5 in AMO_FUNCT5:
             rows.append((name + size, bits(AMO, f3, f5=f5), AMO_SYNTAX, "amo", xlens, _A))

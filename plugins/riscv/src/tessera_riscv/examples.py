@@ -54,7 +54,7 @@ EXPECTED = {32: b"5050\n", 64: b"%d\n" % (5050 << 32)}
 
 
 def _check(machine: Any, result: Any, expected: bytes) -> str | None:
-    out = bytes(machine.riscv_io.stdout)
+    out = bytes(machine.ext["riscv_io"].stdout)
     if out != expected:
         return f"printed {out!r}, expected {expected!r}"
     if result.exit_code != 0:

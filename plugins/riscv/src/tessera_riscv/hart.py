@@ -76,6 +76,8 @@ class RiscvHart(CpuAgent):
     """
 
     kind = "hart"
+    #: The integer register file, made by ``CpuAgent`` from the architecture's "x" declaration.
+    x: list[int]
 
     def __init__(self, name: str, arch: Any, space: Any, *, xlen: int, hartid: int = 0,
                  misaligned: str = "allow", syscalls: bool = True, pc: int | None = None,
@@ -153,9 +155,8 @@ class RiscvHart(CpuAgent):
     def run_slice(self, limit: int, cycle_limit: float = _INF) -> int:
         if self.irq_ready and self.mtvec and limit > 0 and self.status == RUNNABLE:
             cause = self._next_interrupt()
-            self._take_trap(Trap(cause, 0, name=traps.INTERRUPT_NAMES.get(cause, f"interrupt {cause}"),
-                                 interrupt=True))
-            self.traps += 1
+            self.deliver_trap(Trap(cause, 0, name=traps.INTERRUPT_NAMES.get(cause, f"interrupt {cause}"),
+                                   interrupt=True))
             if limit == 1 or self.status != RUNNABLE:
                 return 1
             return 1 + super().run_slice(limit - 1, cycle_limit)

@@ -14,7 +14,7 @@ its arguments from ``a0``–``a2``:
  other   —               returns -38 (ENOSYS) in ``a0``
 ======  ==============  =====================================================
 
-Written bytes are kept in ``machine.riscv_io.stdout`` / ``.stderr`` and, with
+Written bytes are kept in ``machine.ext["riscv_io"]`` (``.stdout`` / ``.stderr``) and, with
 ``echo`` on (the default), written to this process's standard output or error at
 once.  With ``syscalls`` off, ``ecall`` takes the environment-call trap (mcause 11).
 """
@@ -71,7 +71,7 @@ def system_call(hart: Any) -> None:
         except MemoryFault:
             x[10] = -EFAULT & mask
             return
-        hart.machine.riscv_io.write(fd, data)
+        hart.machine.ext["riscv_io"].write(fd, data)
         x[10] = len(data)
     elif number in (SYS_EXIT, SYS_EXIT_GROUP):
         raise Halt(x[10] & 0xFF)

@@ -42,7 +42,7 @@ def open_target(target: Any) -> tuple[IO[Any], bool, str]:
         if os.path.isdir(path):
             raise ConfigError(f"cannot write trace to {path}: it is a directory")
         try:
-            return open(path, "wb"), True, path  # noqa: SIM115 - closed by Output.close
+            return open(path, "wb"), True, path  # closed by Output.close
         except OSError as exc:
             raise ConfigError(f"cannot write trace to {path}: {exc.strerror or exc}") from None
     if not hasattr(target, "write"):

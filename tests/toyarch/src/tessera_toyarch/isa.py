@@ -62,18 +62,18 @@ ENCODINGS = (
     Encoding("st", op(7), OPC, "{rd}, {imm}({rs1})", s.st, "mem"),
     Encoding("beq", op(8), OPC, "{rd}, {rs1}, {boff}", s.beq, "branch", {"branch"}),
     Encoding("bne", op(9), OPC, "{rd}, {rs1}, {boff}", s.bne, "branch", {"branch"}),
-    Encoding("jmp", op(10), OPC, "{joff}", s.jmp, "branch", {"branch"}),
+    Encoding("jmp", op(10), OPC, "{joff}", s.jmp, "branch", {"jump"}),
     Encoding("cid", op(11), OPC | 0x3F_FFFF, "{rd}", s.cid, "alu"),
-    Encoding("sem.wait", op(12), OPC | 0x3FF_FF00, "{sem}", s.sem_wait, "sync", {"sync"}),
+    Encoding("sem.wait", op(12), OPC | 0x3FF_FF00, "{sem}", s.sem_wait, "sync", {"sync", "wait"}),
     Encoding("sem.post", op(13), OPC | 0x3FF_FF00, "{sem}", s.sem_post, "sync", {"sync"}),
-    Encoding("bar", op(14), 0xFFFF_FFFF, "", s.bar, "sync", {"sync"}),
+    Encoding("bar", op(14), 0xFFFF_FFFF, "", s.bar, "sync", {"sync", "wait"}),
     Encoding("dma.start", op(15), OPC | 0x3FFF, R, s.dma_start, "sync", {"sync"}),
-    Encoding("dma.wait", op(16), OPC | 0x3F_FFFF, "{rd}", s.dma_wait, "sync", {"sync"}),
+    Encoding("dma.wait", op(16), OPC | 0x3F_FFFF, "{rd}", s.dma_wait, "sync", {"sync", "wait"}),
     Encoding("halt", op(17), OPC | 0x3F_FFFF, "{rd}", s.halt, "alu", {"halt"}),
     Encoding("csrr", op(18), OPC | 0x3_FFFC, "{rd}, {csr}", s.csrr, "alu"),
     Encoding("csrw", op(19), OPC | 0x3C0_3FFC, "{csr}, {rs1}", s.csrw, "alu"),
-    Encoding("eret", op(20), 0xFFFF_FFFF, "", s.eret, "branch", {"branch"}),
-    Encoding("ecall", op(21), 0xFFFF_FFFF, "", s.ecall, "alu"),
+    Encoding("eret", op(20), 0xFFFF_FFFF, "", s.eret, "branch", {"jump", "trap"}),
+    Encoding("ecall", op(21), 0xFFFF_FFFF, "", s.ecall, "alu", {"trap"}),
 )
 
 FIELDS = (
@@ -173,6 +173,7 @@ TOY = Architecture(
     dump=dump,
     cli_flags={"no-echo": ("echo", False, "do not copy console output to stdout")},
     settings=SETTINGS,
+    control_flow="flags",  # each row above declares its branch/jump/trap/halt/wait flags
     examples=(Example("producer-consumer", "two cores, a semaphore, a DMA engine and the console",
                       EXAMPLE, load_address=0, max_steps=100_000, check=check_example),),
 )

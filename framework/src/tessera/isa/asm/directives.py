@@ -5,7 +5,8 @@ They are methods of the :class:`BuiltinDirectives` mixin, which
 :data:`_BUILTINS` maps each directive to a method *name* that is looked up on the
 assembler instance, so an architecture's ``Assembler`` subclass can override one
 handler (``_d_data``, ``_d_align`` …) as well as add directives through
-``Assembler.directive``.  Keeping them out of ``assembler.py`` leaves that module
+``Assembler.directive``, which may run a built-in under another spelling with
+:meth:`BuiltinDirectives.builtin_directive`.  Keeping them out of ``assembler.py`` leaves that module
 about statements and instruction forms only.
 
 Symbol assignment (``name = expr``, ``.equ``, ``.set``) lives here too, since the
@@ -37,6 +38,20 @@ class BuiltinDirectives:
 
     arch: Architecture
     _space: int
+
+    def builtin_directive(self, name: str, ctx: Context) -> bool:
+        """Run built-in directive ``name`` on the statement ``ctx``; ``False`` if there is none.
+
+        For an architecture's :meth:`~tessera.isa.asm.Assembler.directive` that spells a
+        built-in its own way: RISC-V's ``.align n`` is ``builtin_directive(".p2align", ctx)``.
+        ``ctx.name`` becomes ``name`` (usage errors name the built-in).
+        """
+        handler = _BUILTINS.get(name)
+        if handler is None:
+            return False
+        ctx.name = name
+        getattr(self, handler)(ctx)
+        return True
 
     # -- symbol assignment (``name = expr``, ``.equ``, ``.set``) ---------------------------
     def _assign(self, ctx: Context, name: str, name_offset: int, expr: str, offset: int,

@@ -27,6 +27,8 @@ and operand values; everything here is derived once per architecture from the ta
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from tessera.isa.asm.syntax import _LITERAL_WORD, _SLOT, _compile_template
@@ -108,11 +110,12 @@ def _enum_value(field: Field, text: str) -> int | None:
 class FormTable:
     """An architecture's forms by lower-cased mnemonic, and mnemonic lookup."""
 
-    def __init__(self, arch: Architecture) -> None:
+    def __init__(self, arch: Architecture, keep: Callable[[Encoding], bool] | None = None) -> None:
         self._fields = arch.field_map
         self.forms: dict[str, list[Form]] = {}
         for enc in arch.encodings:
-            self.forms.setdefault(enc.mnemonic.lower(), []).append(Form.of(enc))
+            if keep is None or keep(enc):
+                self.forms.setdefault(enc.mnemonic.lower(), []).append(Form.of(enc))
         #: The table's mnemonics, for "did you mean" suggestions.
         self.mnemonics = sorted(self.forms)
 

@@ -205,7 +205,7 @@ def _literal(piece: str, *, slot_before: bool, slot_after: bool) -> str:
     return out
 
 
-def _match_template(parts: tuple[tuple[str, str], ...],
+def _match_template(parts: tuple[tuple[str, str], ...],  # noqa: C901 - to split (issue 14 §5)
                     text: str) -> tuple[list[tuple[int, int]] | None, int]:
     """Match operand text: ``(slot spans, furthest position)``; spans ``None`` on failure.
 
