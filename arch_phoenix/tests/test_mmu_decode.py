@@ -145,7 +145,7 @@ def test_postfix_lookahead_before_an_unmapped_page_does_not_fault():
     phys_write(t, PA1 + 0x4000 - 6, 6, HALT)
     result = rerun(m, t, last)
     assert result.reason == "halted" and t.traps == 0
-    assert t._translator.cache[last].peeked is None
+    assert t._filler.cache[last].peeked is None
 
 
 def test_machine_mode_keeps_its_decodes_across_a_no_op_flush():
@@ -153,7 +153,7 @@ def test_machine_mode_keeps_its_decodes_across_a_no_op_flush():
     t = m.agents[0]
     put_code(t, 0x100, [ldi(1, 4), HALT])
     rerun(m, t, 0x100)
-    cache = t._translator.cache
+    cache = t._filler.cache
     assert len(cache) == 2
     t.space.flush()                       # e.g. an exception taken from machine mode
     assert len(cache) == 2

@@ -53,7 +53,7 @@ def _run(arch: Any, engine: str, n: int = 40) -> tuple[Machine, Any]:
 
 
 def _blocks(m: Machine) -> list[list[str]]:
-    cache = m.agents[0]._translator.cache
+    cache = m.agents[0]._filler.cache
     return [[i.mnemonic for i in b.ins] for b in cache.blocks.values() if b.ins]
 
 

@@ -87,7 +87,7 @@ def test_stores_into_agent_state_are_unknown_without_an_agent_to_look_at():
 
 
 def toy_entries(machine: Any) -> dict[str, Any]:
-    cache = machine.agents[0]._translator.cache
+    cache = machine.agents[0]._filler.cache
     return {ins.mnemonic: ins for ins in (cache.get(a) for a in range(0, 0x40, 4)) if ins is not None}
 
 
@@ -189,7 +189,7 @@ def logged(engine: str, n: int = 40, **kw: Any) -> tuple[RegisterLog, Any]:
 
 
 def captured_blocks(machine: Any) -> list[Any]:
-    cache = machine.agents[0]._translator.cache
+    cache = machine.agents[0]._filler.cache
     return [b for b in cache.blocks.values() if b.n != blockmod.NEVER and b.captured]
 
 
@@ -231,7 +231,7 @@ def test_a_capture_that_does_not_cover_the_writes_is_called_instead():
     fast, fm = logged("fast", cover_nothing=True)
     step, _ = logged("step", cover_nothing=True)
     assert fast.tokens == step.tokens
-    loop = [b for b in fm.agents[0]._translator.cache.blocks.values() if b.loop]
+    loop = [b for b in fm.agents[0]._filler.cache.blocks.values() if b.loop]
     assert loop and all(b.captured == 1 for b in loop)   # only the bne, which writes nothing
 
 

@@ -97,7 +97,7 @@ def test_cache_entries_are_shared_by_cores_and_filled_once():
     assert sorted(counter.calls) == executed  # one fill per address for both cores
     cache = m.space.decode_cache("toy")
     assert sorted(cache) == executed
-    assert m.cpus[0]._translator.cache is m.cpus[1]._translator.cache is cache
+    assert m.cpus[0]._filler.cache is m.cpus[1]._filler.cache is cache
     # a second run of more code reuses the same entries
     calls = len(counter.calls)
     m.cpus[0].pc = 0

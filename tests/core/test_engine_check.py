@@ -411,7 +411,7 @@ def test_a_machine_run_in_check_mode_is_freed_with_its_memory():
     gone = weakref.ref(m)
     del m
     gc.collect()
-    assert gone() is None  # the checker lives with the machine's translator, not in a global table
+    assert gone() is None  # the checker lives with the machine's filler, not in a global table
 
 
 # --------------------------------------------------------------------------- the live-state copies check mode restores

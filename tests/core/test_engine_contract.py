@@ -52,7 +52,7 @@ def exit_code(arch, engine, **run):
 
 def translated(m):
     cpu = m.agents[0]
-    return [b for b in cpu._translator.cache.blocks.values() if b.n != blockmod.NEVER and b.inlined]
+    return [b for b in cpu._filler.cache.blocks.values() if b.n != blockmod.NEVER and b.inlined]
 
 
 @pytest.fixture

@@ -63,7 +63,7 @@ def fast_machine(code: bytes, **kw: Any) -> Machine:
 
 def blocks_of(machine: Machine) -> list[Any]:
     cpu = machine.agents[0]
-    return [b for b in cpu._translator.cache.blocks.values() if b.n != blockmod.NEVER]
+    return [b for b in cpu._filler.cache.blocks.values() if b.n != blockmod.NEVER]
 
 
 # --------------------------------------------------------------------------- translation happens
@@ -232,7 +232,7 @@ def test_block_exit_is_taken_when_code_is_rewritten_mid_block(monkeypatch):
     m = fast_machine(smc_in_block(5))
     m.run(max_steps=10_000)
     assert exits and all(pc == 0x20 for _count, pc in exits)  # right after the st
-    assert not [b for b in m.agents[0]._translator.cache.blocks.values() if b.stale]
+    assert not [b for b in m.agents[0]._filler.cache.blocks.values() if b.stale]
 
 
 # --------------------------------------------------------------------------- hooks and blocks

@@ -29,7 +29,7 @@ def test_a_field_named_like_an_instruction_attribute_is_refused(name):
 def _filled(machine: Machine, pc: int):
     machine.prepare()
     cpu = machine.agents[0]
-    return machine.translator(cpu.arch, cpu.space).fill(pc)
+    return machine.decode_filler(cpu.arch, cpu.space).fill(pc)
 
 
 def test_every_attribute_the_core_sets_is_reserved():

@@ -3,7 +3,7 @@
 Hooks and semantic functions receive a machine, an agent, an instruction, an
 architecture and (for ``tessera_bench_workloads``) the plugin host.  The concrete
 classes (:class:`tessera.machine.Machine`, :class:`tessera.engine.CpuAgent`, ...)
-carry much more than a plugin should touch: the scheduler's position, translators,
+carry much more than a plugin should touch: the scheduler's position, decode fillers,
 hook lists.  The protocols here name only what the core guarantees, so a hook
 annotated with them is checked by mypy against the contract, not against whatever
 the current implementation happens to have; ``tests/core/test_protocols.py`` checks

@@ -3,6 +3,6 @@
 from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent, EngineAgent
 from tessera.engine.cpu import CpuAgent
 from tessera.engine.decodecache import DecodeCache
-from tessera.engine.translate import Translator
+from tessera.engine.fill import DecodeFiller
 
-__all__ = ["Agent", "EngineAgent", "CpuAgent", "DecodeCache", "Translator", "RUNNABLE", "WAITING", "HALTED"]
+__all__ = ["Agent", "EngineAgent", "CpuAgent", "DecodeCache", "DecodeFiller", "RUNNABLE", "WAITING", "HALTED"]

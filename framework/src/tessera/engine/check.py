@@ -232,10 +232,10 @@ def _same_signal(a: BaseException | None, b: BaseException | None) -> bool:
 
 
 class Lockstep:
-    """Checks the blocks of one decode cache (one translator: an architecture in an address space)."""
+    """Checks the blocks of one decode cache (one filler: an architecture in an address space)."""
 
-    def __init__(self, translator: Any) -> None:
-        self.translator = translator
+    def __init__(self, filler: Any) -> None:
+        self.filler = filler
         self.proxies: dict[int, CheckedBlock] = {}
         self.step_next: tuple[Any, int] | None = None
         self._tap: MemoryTap | None = None
@@ -337,8 +337,8 @@ class Lockstep:
 
     def _replay(self, block: Block, agent: Any, fast: _Outcome, tap: MemoryTap) -> _Outcome:
         """Step the instructions the block ran (``fast.count``, then the one that raised, if one did)."""
-        cache = self.translator.cache
-        fill = self.translator.fill
+        cache = self.filler.cache
+        fill = self.filler.fill
         ins_list, n = block.ins, block.n
         pc, cycles, i = block.start, 0, 0
         with _Quiet(agent.machine, tap):
@@ -474,7 +474,7 @@ def _step_iteration(lock: Lockstep, block: Block, agent: Any, roots: list[Any], 
                     start: int) -> tuple[list[tuple[Snapshot, Any, int]], _Stop]:
     """Step one iteration of the block: after each instruction the state, the memory written
     and the PC; and how the iteration ended."""
-    cache, fill = lock.translator.cache, lock.translator.fill
+    cache, fill = lock.filler.cache, lock.filler.fill
     records: list[tuple[Snapshot, Any, int]] = [(Snapshot(roots), {}, block.start)]
     pc = block.start
     with _Quiet(agent.machine, tap):
@@ -614,7 +614,7 @@ class CheckedBlocks:
 
     def __init__(self, lock: Lockstep, agent: Any) -> None:
         self.lock, self.agent = lock, agent
-        self.blocks = lock.translator.cache.blocks
+        self.blocks = lock.filler.cache.blocks
         self.proxies = lock.proxies
 
     def get(self, pc: int) -> Any:
@@ -631,22 +631,22 @@ class CheckedBlocks:
         return proxy
 
 
-#: every live checker, for :func:`statistics`; a checker lives as long as its translator
+#: every live checker, for :func:`statistics`; a checker lives as long as its filler
 _LOCKSTEPS: weakref.WeakSet[Lockstep] = weakref.WeakSet()
 #: the same counts for the whole process
 _TOTALS = {"checked": 0, "partial": 0, "replayed": 0}
 
 
-def blocks_for(agent: Any, translator: Any) -> CheckedBlocks:
+def blocks_for(agent: Any, filler: Any) -> CheckedBlocks:
     """The run loop's block table for ``agent`` in check mode (selected once per slice).
 
-    The checker is kept with the translator (transient engine state like it: not
+    The checker is kept with the filler (transient engine state like it: not
     pickled, gone with the machine), never in a global table that would keep
     machines — and their memories — alive.
     """
-    lock = translator.__dict__.get("_lockstep")
+    lock = filler.__dict__.get("_lockstep")
     if lock is None:
-        lock = translator.__dict__["_lockstep"] = Lockstep(translator)
+        lock = filler.__dict__["_lockstep"] = Lockstep(filler)
         _LOCKSTEPS.add(lock)
     return lock.view(agent)
 
@@ -659,7 +659,7 @@ def statistics(machine: Any = None) -> dict[str, int]:
         return dict(_TOTALS)
     totals = {"checked": 0, "partial": 0, "replayed": 0}
     for lock in list(_LOCKSTEPS):
-        if getattr(lock.translator, "machine", None) is machine:
+        if getattr(lock.filler, "machine", None) is machine:
             totals["checked"] += lock.checked
             totals["partial"] += lock.partial
             totals["replayed"] += lock.replayed

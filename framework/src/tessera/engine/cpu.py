@@ -3,7 +3,7 @@
 The inner loop is the per-instruction path of the whole emulator, so it is kept to
 a dict look-up, one call and a few local-variable updates.  Everything else —
 decoding, timing, instrumentation, breakpoints — was settled when the cache entry
-was filled (see :mod:`tessera.engine.translate`).  Control signals (trap, halt,
+was filled (see :mod:`tessera.engine.fill`).  Control signals (trap, halt,
 wait, stop) leave the loop through exceptions, which cost nothing until raised.
 
 Between slices ``agent.pc`` is the address of the next instruction to execute.
@@ -50,11 +50,11 @@ class CpuAgent(Agent):
             regs = [0] * rf.count
             self.regs[rf.name] = regs
             setattr(self, rf.name, regs)
-        self._translator: Any = None
+        self._filler: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_translator"] = None
+        state["_filler"] = None
         for name in self.regs:  # aliases of regs[...] are restored from it
             state.pop(name, None)
         return state
@@ -66,7 +66,7 @@ class CpuAgent(Agent):
 
     def prepare(self, machine: Any) -> None:
         super().prepare(machine)
-        self._translator = machine.translator(self.arch, self.space)
+        self._filler = machine.decode_filler(self.arch, self.space)
 
     # ------------------------------------------------------------------ execution
 
@@ -76,16 +76,16 @@ class CpuAgent(Agent):
         ``self.pc``, ``self.cycles`` and ``self.instret`` are exact whenever this
         returns or raises, so a stopped run can be inspected, snapshotted or resumed.
         """
-        translator = self._translator
-        cache = translator.cache
-        fill = translator.fill
+        filler = self._filler
+        cache = filler.cache
+        fill = filler.fill
         engine = self.machine.engine if self.machine is not None else "step"
         fast = engine != "step"
         blocks = cache.blocks
         if engine == "check":  # the same loop, each block call checked against stepping
             from tessera.engine.check import blocks_for
-            blocks = blocks_for(self, translator)
-        build = translator.blocks.build
+            blocks = blocks_for(self, filler)
+        build = filler.blocks.build
         self.space.current_agent = self
         pc = self.pc
         cycles = self.cycles
@@ -226,8 +226,8 @@ class CpuAgent(Agent):
                 self.machine.notify_trap_taken(self, trap)
             return
         word = trap.info.get("word")
-        if word is None and self._translator is not None:
-            ins = self._translator.cache.get(self.pc)
+        if word is None and self._filler is not None:
+            ins = self._filler.cache.get(self.pc)
             word = ins.word if ins is not None else None
         raise UnhandledTrap(f"{trap.name} (cause {trap.cause}, value {trap.tval:#x}) and no handler",
                             cause=trap.cause, agent=self.name, pc=self.pc, word=word)

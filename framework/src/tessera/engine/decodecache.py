@@ -4,7 +4,7 @@ Engine state, kept per architecture in the address space the code was fetched fr
 (:meth:`tessera.memory.space.AddressSpace.decode_cache`), because a write to that
 space's code pages must drop the entries decoded from the bytes it overwrote.  The
 space knows only that a cache can ``invalidate`` a range and ``clear``; the entries
-(instructions filled by :mod:`tessera.engine.translate`) and the translated blocks
+(instructions filled by :mod:`tessera.engine.fill`) and the translated blocks
 (:mod:`tessera.engine.blocks`) are the engine's.
 """
 

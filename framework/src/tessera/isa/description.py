@@ -28,7 +28,7 @@ from tessera.types import Endian
 #: Attributes the decoder gives every :class:`~tessera.isa.instruction.Instruction`.
 DECODE_ATTRIBUTES = ("encoding", "mnemonic", "word", "address", "size", "next", "span", "operands",
                      "run", "cycles", "trap")
-#: Attributes the engine sets when it fills a decode-cache entry (tessera.engine.translate).
+#: Attributes the engine sets when it fills a decode-cache entry (tessera.engine.fill).
 ENGINE_ATTRIBUTES = ("semantic", "installed", "blockable", "observers", "observer_calls")
 #: Attribute names of an instruction that a field may not use: a field is stored as an
 #: attribute of the same name, so ``Field("span")`` would silently replace the engine's

@@ -21,7 +21,7 @@ class Instruction:
 
     #: What executing it raises; only the ILLEGAL instruction has it (see ``Decoder.illegal``).
     trap: Trap
-    #: Set when the entry is filled (tessera.engine.translate): the semantic function before
+    #: Set when the entry is filled (tessera.engine.fill): the semantic function before
     #: any instrumentation, whether the fast engine may put it in a block, its observers.
     semantic: Any
     installed: Any

@@ -25,7 +25,7 @@ import attrs
 from tessera.control import RunInterrupted, StopRequest
 from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent
 from tessera.engine.cpu import CpuAgent
-from tessera.engine.translate import Translator
+from tessera.engine.fill import DecodeFiller
 from tessera.errors import (
     BudgetExceeded,
     ConfigError,
@@ -161,7 +161,7 @@ class Machine:
     def _init_transient(self) -> None:
         """State that is rebuilt, not snapshotted: decoders, caches, hook lists."""
         self._decoders: dict[str, Decoder] = {}
-        self._translators: dict[tuple[str, str], Translator] = {}
+        self._fillers: dict[tuple[str, str], DecodeFiller] = {}
         self._prepared = False
         self._sync_listeners: list[HookCall] = []
         self._trap_listeners: list[HookCall] = []
@@ -259,15 +259,15 @@ class Machine:
             dec = self._decoders[arch.name] = Decoder(arch)
         return dec
 
-    def translator(self, arch: Architecture, space: AddressSpace) -> Translator:
+    def decode_filler(self, arch: Architecture, space: AddressSpace) -> DecodeFiller:
         key = (arch.name, space.name)
-        tr = self._translators.get(key)
+        tr = self._fillers.get(key)
         if tr is None:
-            tr = self._translators[key] = Translator(self, arch, space)
+            tr = self._fillers[key] = DecodeFiller(self, arch, space)
         return tr
 
     def prepare(self) -> None:
-        """Resolve hooks, wrap watched memory, give agents their translators (idempotent)."""
+        """Resolve hooks, wrap watched memory, give agents their fillers (idempotent)."""
         if self._prepared:
             return
         host = self.host
@@ -350,8 +350,8 @@ class Machine:
                          until_pc=until_pc, address_bits=self.space.address_bits)
         stops = set(until_pc) | {self.symbol(s) for s in until_symbol}
         self.prepare()
-        for translator in self._translators.values():  # values blocks baked in may have changed
-            translator.blocks.revalidate()
+        for filler in self._fillers.values():  # values blocks baked in may have changed
+            filler.blocks.revalidate()
         self._set_breakpoints(stops)
         self.stop_on_trap = stop_on_trap
         for cpu in self.cpus:
@@ -507,7 +507,7 @@ class Machine:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for key in ("host", "_decoders", "_translators", "_prepared", "_sync_listeners",
+        for key in ("host", "_decoders", "_fillers", "_prepared", "_sync_listeners",
                     "_trap_listeners", "_taken_listeners", "timing", "timing_plugin", "plugin_of_arch", "engine"):
             state.pop(key, None)
         return state

@@ -42,7 +42,7 @@ class Placement(Protocol):
 class AgentSpace(Protocol):
     """The members of an agent's ``space`` that the engine uses.
 
-    ``name`` keys the machine's translators (one per architecture and space);
+    ``name`` keys the machine's decode fillers (one per architecture and space);
     ``current_agent`` is set to the executing agent once per slice (memory watches
     report it).  Addresses are the agent's own (virtual, for a view).
     """

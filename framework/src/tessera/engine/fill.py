@@ -97,7 +97,7 @@ def _no_semantics(agent: Any, ins: Instruction) -> Any:
     raise ConfigError(f"instruction {ins.mnemonic} has no semantic function", pc=ins.address)
 
 
-class Translator:
+class DecodeFiller:
     """Fills one decode cache (one architecture in one address space) for a machine."""
 
     def __init__(self, machine: Any, arch: Any, space: Any) -> None:
@@ -154,7 +154,7 @@ class Translator:
             raise PluginError(f"timing model failed to price {ins.mnemonic}: {type(exc).__name__}: {exc}",
                               plugin=self.machine.timing_plugin, pc=pc, word=word) from exc
         run = ins.run or _no_semantics
-        ins.semantic = run  # what the block translator inlines (tessera.engine.blocks)
+        ins.semantic = run  # what the block filler inlines (tessera.engine.blocks)
         ins.blockable = True  # False when callbacks may redirect, or a breakpoint stops here
         observers: list[Any] = []
         raw: list[tuple[Any, str]] = []
