@@ -186,43 +186,15 @@ class Suite:
 
     # ------------------------------------------------------------------ discovery
 
-    def _discover(self) -> None:  # noqa: C901 - to split (issue 14 §5)
+    def _discover(self) -> None:
+        """Ask every plugin what it provides, note what is wrong, keep the selected ones."""
         host = self.host
         for name, rec in host.records.items():
             if rec.status == DISABLED:
                 self.disabled[name] = rec.reason
                 continue
             self.subjects[name] = Subject(name, rec)
-        found: dict[str, list[tuple[str, Architecture]]] = {}
-        for plugin, archs in self._call_each("tessera_architectures"):
-            subject = self.subjects[plugin]
-            if archs is None:
-                continue
-            if not isinstance(archs, list | tuple):
-                reason = f"tessera_architectures returned {type(archs).__name__}, not a list"
-                host.fail(plugin, reason)
-                continue
-            bad = [a for a in archs if not isinstance(a, Architecture)]
-            if bad:
-                host.fail(plugin, f"tessera_architectures returned {type(bad[0]).__name__}, "
-                                  "not an Architecture")
-                continue
-            for arch in archs:
-                found.setdefault(arch.name, []).append((plugin, arch))
-                subject.archs.append(arch)
-        for arch_name, providers in found.items():
-            plugins = sorted({p for p, _ in providers})
-            if len(providers) > len(plugins):
-                for p in plugins:
-                    if sum(1 for q, _ in providers if q == p) > 1:
-                        self.subjects[p].problems.append(
-                            f"tessera_architectures returns architecture {arch_name!r} more than once")
-            if len(plugins) > 1:
-                for p in plugins:
-                    self.subjects[p].problems.append(
-                        f"architecture {arch_name!r} is provided by {' and '.join(plugins)} "
-                        "(the tessera command refuses to run with both; disable one)")
-            self.arch_plugin.setdefault(arch_name, providers[0][0])
+        self._note_providers(self._collect_architectures())
         self._collect_run_options()
         for subject in self.subjects.values():
             if subject.record is not None and subject.record.status == FAILED:
@@ -236,18 +208,54 @@ class Suite:
                 self.arch_programs[arch.name] = self._programs(subject, arch)
         self.all_subjects = dict(self.subjects)
         if self.selected:
-            picked = {}
-            for name in self.selected:
-                if name in self.subjects:
-                    picked[name] = self.subjects[name]
-                else:
-                    known = ", ".join(sorted(self.subjects)) or "none"
-                    why = self.disabled.get(name)
-                    missing = Subject(name, None)
-                    missing.problems.append(f"plugin {name} is {why}" if why else
-                                            f"no plugin named {name!r} is installed (plugins: {known})")
-                    picked[name] = missing
-            self.subjects = picked
+            self.subjects = {name: self._selected(name) for name in self.selected}
+
+    def _collect_architectures(self) -> dict[str, list[tuple[str, Architecture]]]:
+        """``arch name → [(plugin, arch)]`` from every ``tessera_architectures``; bad answers fail the plugin."""
+        found: dict[str, list[tuple[str, Architecture]]] = {}
+        for plugin, archs in self._call_each("tessera_architectures"):
+            subject = self.subjects[plugin]
+            if archs is None:
+                continue
+            if not isinstance(archs, list | tuple):
+                self.host.fail(plugin, f"tessera_architectures returned {type(archs).__name__}, not a list")
+                continue
+            bad = [a for a in archs if not isinstance(a, Architecture)]
+            if bad:
+                self.host.fail(plugin, f"tessera_architectures returned {type(bad[0]).__name__}, "
+                                       "not an Architecture")
+                continue
+            for arch in archs:
+                found.setdefault(arch.name, []).append((plugin, arch))
+                subject.archs.append(arch)
+        return found
+
+    def _note_providers(self, found: dict[str, list[tuple[str, Architecture]]]) -> None:
+        """An architecture returned twice, or by two plugins, is a problem of each plugin concerned."""
+        for arch_name, providers in found.items():
+            plugins = sorted({p for p, _ in providers})
+            if len(providers) > len(plugins):
+                for p in plugins:
+                    if sum(1 for q, _ in providers if q == p) > 1:
+                        self.subjects[p].problems.append(
+                            f"tessera_architectures returns architecture {arch_name!r} more than once")
+            if len(plugins) > 1:
+                for p in plugins:
+                    self.subjects[p].problems.append(
+                        f"architecture {arch_name!r} is provided by {' and '.join(plugins)} "
+                        "(the tessera command refuses to run with both; disable one)")
+            self.arch_plugin.setdefault(arch_name, providers[0][0])
+
+    def _selected(self, name: str) -> Subject:
+        """The subject ``--plugin name`` picks; one carrying the reason when there is none."""
+        if name in self.subjects:
+            return self.subjects[name]
+        known = ", ".join(sorted(self.subjects)) or "none"
+        why = self.disabled.get(name)
+        missing = Subject(name, None)
+        missing.problems.append(f"plugin {name} is {why}" if why else
+                                f"no plugin named {name!r} is installed (plugins: {known})")
+        return missing
 
     def _collect_run_options(self) -> None:
         """The ``tessera run`` options of every plugin (see :mod:`tessera_conformance.tooloptions`)."""

@@ -99,7 +99,8 @@ def parse_case(raw: Any, arch: Any, provider: str, index: int) -> Program:
     return prog
 
 
-def _fill_case(prog: Program, raw: Any) -> None:  # noqa: C901 - to split (issue 14 §5)
+def _fill_case(prog: Program, raw: Any) -> None:
+    """Check one ``tessera_conformance_cases`` dict and copy it into ``prog`` (ValueError: why not)."""
     if not isinstance(raw, Mapping):
         raise ValueError(f"a case is a dict, not {type(raw).__name__}")
     unknown = sorted(set(raw) - CASE_KEYS)
@@ -107,6 +108,14 @@ def _fill_case(prog: Program, raw: Any) -> None:  # noqa: C901 - to split (issue
         raise ValueError(f"unknown key(s) {', '.join(map(str, unknown))} (known: {', '.join(sorted(CASE_KEYS))})")
     if not isinstance(raw.get("name"), str) or not NAME.match(raw["name"]):
         raise ValueError("'name' must be a non-empty string of letters, digits and _ . + -")
+    _fill_code(prog, raw)
+    _fill_run(prog, raw)
+    _fill_expectations(prog, raw)
+    prog.description = str(raw.get("description", ""))
+
+
+def _fill_code(prog: Program, raw: Mapping[str, Any]) -> None:
+    """Exactly one of ``source``, ``program``, ``words``; ``load`` and ``entry``."""
     given = [k for k in ("source", "program", "words") if raw.get(k) is not None]
     if len(given) != 1:
         raise ValueError("give exactly one of 'source' (assembly), 'program' (a file) or 'words'")
@@ -129,6 +138,10 @@ def _fill_case(prog: Program, raw: Any) -> None:  # noqa: C901 - to split (issue
         prog.load = _int(raw["load"], "'load'")
     if raw.get("entry") is not None:
         prog.entry = _int(raw["entry"], "'entry'")
+
+
+def _fill_run(prog: Program, raw: Mapping[str, Any]) -> None:
+    """How to run it: ``config``, ``tool_options``, ``max_steps``."""
     config = raw.get("config") or {}
     if not isinstance(config, Mapping):
         raise ValueError("'config' must be a dict of machine settings")
@@ -142,6 +155,10 @@ def _fill_case(prog: Program, raw: Any) -> None:  # noqa: C901 - to split (issue
         prog.max_steps = _int(raw["max_steps"], "'max_steps'")
         if prog.max_steps <= 0:
             raise ValueError("'max_steps' must be positive")
+
+
+def _fill_expectations(prog: Program, raw: Mapping[str, Any]) -> None:
+    """What must hold afterwards: ``expect``, ``stdout``, ``check`` (at least one), ``xfail``."""
     expect = raw.get("expect") or {}
     if not isinstance(expect, Mapping):
         raise ValueError("'expect' must be a dict")
@@ -164,7 +181,6 @@ def _fill_case(prog: Program, raw: Any) -> None:  # noqa: C901 - to split (issue
         prog.xfail = raw["xfail"]
     if not (prog.expect or prog.stdout is not None or prog.check is not None):
         raise ValueError("a case needs an expectation: 'expect', 'stdout' or 'check'")
-    prog.description = str(raw.get("description", ""))
 
 
 def _validate_expect(expect: dict[str, Any]) -> None:
@@ -292,7 +308,7 @@ def _register(agent: Any, regfile: str, key: Any) -> tuple[int, int]:
     return index, (1 << rf.width) - 1
 
 
-def check_expectations(program: Program, machine: Machine, outcome: Outcome) -> list[str]:  # noqa: C901 - to split (issue 14 §5)
+def check_expectations(program: Program, machine: Machine, outcome: Outcome) -> list[str]:
     """What differs between the run and the program's expectation (empty: as expected)."""
     wrong: list[str] = []
     expect = program.expect
@@ -305,56 +321,11 @@ def check_expectations(program: Program, machine: Machine, outcome: Outcome) -> 
         if key not in EXPECT_KEYS:
             registers[key] = value
     for agent_name, files in registers.items():
-        try:
-            agent = machine.agent(agent_name)
-        except TesseraError as exc:
-            wrong.append(exc.message)
-            continue
-        if not isinstance(agent, CpuAgent):
-            wrong.append(f"agent {agent_name} has no registers")
-            continue
-        for regfile, values in files.items():
-            for key, want in values.items():
-                try:
-                    index, mask = _register(agent, regfile, key)
-                except ValueError as exc:
-                    wrong.append(str(exc))
-                    continue
-                got = agent.regs[regfile][index]
-                if got != want & mask:
-                    wrong.append(f"{agent_name} {regfile}[{key}] = {got:#x}, expected {want & mask:#x}")
-    for agent_name, want in (expect.get("pc") or {}).items():
-        try:
-            got = machine.agent(agent_name).pc  # type: ignore[attr-defined]
-        except (TesseraError, AttributeError):
-            wrong.append(f"agent {agent_name} has no pc")
-            continue
-        if got != want:
-            wrong.append(f"{agent_name} pc = {got:#x}, expected {want:#x}")
+        wrong.extend(_check_registers(machine, agent_name, files))
+    wrong.extend(_check_pcs(machine, expect.get("pc") or {}))
     for key, want in (expect.get("memory") or {}).items():
-        try:
-            address = _address(machine, key)
-            if isinstance(want, bytes | bytearray):
-                got_bytes = machine.space.read_bytes(address, len(want))
-                if got_bytes != bytes(want):
-                    wrong.append(f"memory at {key} holds {got_bytes.hex()}, expected {bytes(want).hex()}")
-                continue
-            size, value = (want if isinstance(want, tuple | list) else (4, want))
-            data = machine.space.read_bytes(address, size)
-            got = int.from_bytes(data, "big" if machine.space.endian == "big" else "little")
-            if got != value & ((1 << (8 * size)) - 1):
-                wrong.append(f"memory at {key} ({size} bytes) = {got:#x}, expected {value:#x}")
-        except (ValueError, TesseraError) as exc:
-            wrong.append(f"memory at {key}: {exc}")
-    error_fields = expect.get("error") or {}
-    if error_fields:
-        if outcome.error is None:
-            wrong.append(f"expected an error with {error_fields}, the run ended with {outcome.detail!r}")
-        else:
-            for field, wanted in error_fields.items():
-                actual = getattr(outcome.error, field, None)
-                if actual != wanted:
-                    wrong.append(f"the error's {field} is {actual!r}, expected {wanted!r} ({outcome.error})")
+        wrong.extend(_check_memory(machine, key, want))
+    wrong.extend(_check_error(outcome, expect.get("error") or {}))
     if program.stdout is not None and outcome.stdout != program.stdout:
         wrong.append(f"the program printed {outcome.stdout!r}, expected {program.stdout!r}")
     if program.check is not None:
@@ -364,4 +335,71 @@ def check_expectations(program: Program, machine: Machine, outcome: Outcome) -> 
             verdict = program.check(machine, outcome)
         if verdict:
             wrong.append(str(verdict))
+    return wrong
+
+
+def _check_registers(machine: Machine, agent_name: str, files: Mapping[str, Any]) -> list[str]:
+    """Differences in one agent's expected registers (``{file: {register: value}}``)."""
+    try:
+        agent = machine.agent(agent_name)
+    except TesseraError as exc:
+        return [exc.message]
+    if not isinstance(agent, CpuAgent):
+        return [f"agent {agent_name} has no registers"]
+    wrong = []
+    for regfile, values in files.items():
+        for key, want in values.items():
+            try:
+                index, mask = _register(agent, regfile, key)
+            except ValueError as exc:
+                wrong.append(str(exc))
+                continue
+            got = agent.regs[regfile][index]
+            if got != want & mask:
+                wrong.append(f"{agent_name} {regfile}[{key}] = {got:#x}, expected {want & mask:#x}")
+    return wrong
+
+
+def _check_pcs(machine: Machine, pcs: Mapping[str, int]) -> list[str]:
+    wrong = []
+    for agent_name, want in pcs.items():
+        try:
+            got = machine.agent(agent_name).pc  # type: ignore[attr-defined]
+        except (TesseraError, AttributeError):
+            wrong.append(f"agent {agent_name} has no pc")
+            continue
+        if got != want:
+            wrong.append(f"{agent_name} pc = {got:#x}, expected {want:#x}")
+    return wrong
+
+
+def _check_memory(machine: Machine, key: Any, want: Any) -> list[str]:
+    """``want``: bytes, an int (4 bytes) or ``(size, value)`` at symbol or address ``key``."""
+    try:
+        address = _address(machine, key)
+        if isinstance(want, bytes | bytearray):
+            got_bytes = machine.space.read_bytes(address, len(want))
+            if got_bytes != bytes(want):
+                return [f"memory at {key} holds {got_bytes.hex()}, expected {bytes(want).hex()}"]
+            return []
+        size, value = (want if isinstance(want, tuple | list) else (4, want))
+        data = machine.space.read_bytes(address, size)
+        got = int.from_bytes(data, "big" if machine.space.endian == "big" else "little")
+        if got != value & ((1 << (8 * size)) - 1):
+            return [f"memory at {key} ({size} bytes) = {got:#x}, expected {value:#x}"]
+    except (ValueError, TesseraError) as exc:
+        return [f"memory at {key}: {exc}"]
+    return []
+
+
+def _check_error(outcome: Outcome, error_fields: Mapping[str, Any]) -> list[str]:
+    if not error_fields:
+        return []
+    if outcome.error is None:
+        return [f"expected an error with {error_fields}, the run ended with {outcome.detail!r}"]
+    wrong = []
+    for field, wanted in error_fields.items():
+        actual = getattr(outcome.error, field, None)
+        if actual != wanted:
+            wrong.append(f"the error's {field} is {actual!r}, expected {wanted!r} ({outcome.error})")
     return wrong

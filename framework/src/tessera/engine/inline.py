@@ -474,7 +474,7 @@ def _stored_names(nodes: list[ast.stmt]) -> set[str]:
     return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
 
 
-def propagate(stmts: list[ast.stmt], env: dict[str, Any] | None = None) -> list[ast.stmt]:  # noqa: C901 - to split (issue 14 §5)
+def propagate(stmts: list[ast.stmt], env: dict[str, Any] | None = None) -> list[ast.stmt]:
     """Constant propagation and folding over structured code (no ``goto``: exact by construction).
 
     Names assigned a constant are replaced by it until reassigned; an ``if`` whose test
@@ -485,66 +485,78 @@ def propagate(stmts: list[ast.stmt], env: dict[str, Any] | None = None) -> list[
     out: list[ast.stmt] = []
     for s in stmts:
         if isinstance(s, ast.If):
-            s.test = _FoldExpr(env).visit(s.test)
-            if isinstance(s.test, ast.Constant):
-                out.extend(propagate(s.body if s.test.value else s.orelse, env))
-                continue
-            env_a, env_b = dict(env), dict(env)
-            s.body = propagate(s.body, env_a) or [ast.Pass()]
-            s.orelse = propagate(s.orelse, env_b)
-            env.clear()
-            env.update({k: v for k, v in env_a.items() if k in env_b and env_b[k] == v
-                        and type(env_b[k]) is type(v)})
+            out.extend(_propagate_if(s, env))
+        elif isinstance(s, ast.For | ast.While | ast.With | ast.Try):
+            out.append(_propagate_compound(s, env))
+        elif isinstance(s, ast.Assign | ast.AugAssign):
+            out.append(_propagate_assign(s, env))
+        else:
+            s = _FoldExpr(env).visit(s)
+            _forget_stored(s, env)
             out.append(s)
-            continue
-        if isinstance(s, ast.For | ast.While | ast.With | ast.Try):
-            for name in _stored_names([s]):
-                env.pop(name, None)
-            inner = dict(env)
-            for field in ("body", "orelse", "finalbody"):
-                part = getattr(s, field, None)
-                if part:
-                    setattr(s, field, propagate(part, dict(inner)) or [ast.Pass()])
-            for h in getattr(s, "handlers", []):
-                h.body = propagate(h.body, dict(inner)) or [ast.Pass()]
-            if isinstance(s, ast.While):
-                s.test = _FoldExpr(dict(inner)).visit(s.test)
-            if isinstance(s, ast.For):
-                s.iter = _FoldExpr(dict(env)).visit(s.iter)
-            if isinstance(s, ast.With):
-                for item in s.items:
-                    item.context_expr = _FoldExpr(dict(env)).visit(item.context_expr)
-            out.append(s)
-            continue
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
-            s.value = _FoldExpr(env).visit(s.value)
-            name = s.targets[0].id
-            if isinstance(s.value, ast.Constant) and isinstance(s.value.value, _SIMPLE):
-                env[name] = s.value.value
-            else:
-                env.pop(name, None)
-            out.append(s)
-            continue
-        if isinstance(s, ast.AugAssign):  # Python evaluates the target's parts, then the value
-            if not isinstance(s.target, ast.Name):
-                s.target = _FoldExpr(env).visit(s.target)
-            s.value = _FoldExpr(env).visit(s.value)
-            if isinstance(s.target, ast.Name):
-                env.pop(s.target.id, None)
-            out.append(s)
-            continue
-        if isinstance(s, ast.Assign):  # the value first, then the targets (``r[a] = (a := 1)``)
-            s.value = _FoldExpr(env).visit(s.value)
-            s.targets = [_FoldExpr(env).visit(t) for t in s.targets]
-            for name in _stored_names([s]):
-                env.pop(name, None)
-            out.append(s)
-            continue
-        s = _FoldExpr(env).visit(s)
-        for name in _stored_names([s]):
-            env.pop(name, None)
-        out.append(s)
     return out
+
+
+def _forget_stored(s: ast.stmt, env: dict[str, Any]) -> None:
+    for name in _stored_names([s]):
+        env.pop(name, None)
+
+
+def _propagate_if(s: ast.If, env: dict[str, Any]) -> list[ast.stmt]:
+    """A folded test keeps one branch; otherwise keep the facts both branches agree on."""
+    s.test = _FoldExpr(env).visit(s.test)
+    if isinstance(s.test, ast.Constant):
+        return propagate(s.body if s.test.value else s.orelse, env)
+    env_a, env_b = dict(env), dict(env)
+    s.body = propagate(s.body, env_a) or [ast.Pass()]
+    s.orelse = propagate(s.orelse, env_b)
+    env.clear()
+    env.update({k: v for k, v in env_a.items() if k in env_b and env_b[k] == v
+                and type(env_b[k]) is type(v)})
+    return [s]
+
+
+def _propagate_compound(s: ast.For | ast.While | ast.With | ast.Try, env: dict[str, Any]) -> ast.stmt:
+    """Loops, ``with`` and ``try``: forget what they may assign, then fold inside each part."""
+    _forget_stored(s, env)
+    inner = dict(env)
+    for field in ("body", "orelse", "finalbody"):
+        part = getattr(s, field, None)
+        if part:
+            setattr(s, field, propagate(part, dict(inner)) or [ast.Pass()])
+    for h in getattr(s, "handlers", []):
+        h.body = propagate(h.body, dict(inner)) or [ast.Pass()]
+    if isinstance(s, ast.While):
+        s.test = _FoldExpr(dict(inner)).visit(s.test)
+    if isinstance(s, ast.For):
+        s.iter = _FoldExpr(dict(env)).visit(s.iter)
+    if isinstance(s, ast.With):
+        for item in s.items:
+            item.context_expr = _FoldExpr(dict(env)).visit(item.context_expr)
+    return s
+
+
+def _propagate_assign(s: ast.Assign | ast.AugAssign, env: dict[str, Any]) -> ast.stmt:
+    """Fold the value; a name assigned a simple constant becomes a fact, others are forgotten."""
+    if isinstance(s, ast.AugAssign):  # Python evaluates the target's parts, then the value
+        if not isinstance(s.target, ast.Name):
+            s.target = _FoldExpr(env).visit(s.target)
+        s.value = _FoldExpr(env).visit(s.value)
+        if isinstance(s.target, ast.Name):
+            env.pop(s.target.id, None)
+        return s
+    if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+        s.value = _FoldExpr(env).visit(s.value)
+        name = s.targets[0].id
+        if isinstance(s.value, ast.Constant) and isinstance(s.value.value, _SIMPLE):
+            env[name] = s.value.value
+        else:
+            env.pop(name, None)
+        return s
+    s.value = _FoldExpr(env).visit(s.value)  # the value first, then the targets (``r[a] = (a := 1)``)
+    s.targets = [_FoldExpr(env).visit(t) for t in s.targets]
+    _forget_stored(s, env)
+    return s
 
 
 def _pure(node: ast.AST) -> bool:

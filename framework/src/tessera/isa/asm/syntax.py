@@ -205,7 +205,7 @@ def _literal(piece: str, *, slot_before: bool, slot_after: bool) -> str:
     return out
 
 
-def _match_template(parts: tuple[tuple[str, str], ...],  # noqa: C901 - to split (issue 14 §5)
+def _match_template(parts: tuple[tuple[str, str], ...],
                     text: str) -> tuple[list[tuple[int, int]] | None, int]:
     """Match operand text: ``(slot spans, furthest position)``; spans ``None`` on failure.
 
@@ -213,11 +213,27 @@ def _match_template(parts: tuple[tuple[str, str], ...],  # noqa: C901 - to split
     shortest first with backtracking; failures are memoised, so the cost stays
     polynomial whatever the input.
     """
-    n = len(text)
-    failed: set[tuple[int, int]] = set()
-    furthest = 0
+    match = _TemplateMatch(parts, text)
+    return match.step(0, 0), match.furthest
 
-    def could_end(j: int, nxt: tuple[str, str] | None) -> bool:
+
+class _TemplateMatch:
+    """One backtracking match of a syntax template against operand text.
+
+    ``furthest`` is the furthest position any attempt reached (where an error is
+    reported); ``failed`` memoises (part, position) pairs that cannot match.
+    """
+
+    def __init__(self, parts: tuple[tuple[str, str], ...], text: str) -> None:
+        self.parts = parts
+        self.text = text
+        self.n = len(text)
+        self.failed: set[tuple[int, int]] = set()
+        self.furthest = 0
+
+    def could_end(self, j: int, nxt: tuple[str, str] | None) -> bool:
+        """May a slot end at ``j`` given the part ``nxt`` that follows it?"""
+        text, n = self.text, self.n
         if nxt is None:
             return _skip_space(text, j) == n
         if nxt[0] == "sep":
@@ -229,12 +245,13 @@ def _match_template(parts: tuple[tuple[str, str], ...],  # noqa: C901 - to split
             return k < n and (text[k] == nxt[1][0] or text[k].lower() == nxt[1][0].lower())
         return True
 
-    def ends(i: int, nxt: tuple[str, str] | None) -> Iterator[int]:
-        nonlocal furthest
+    def ends(self, i: int, nxt: tuple[str, str] | None) -> Iterator[int]:
+        """The positions a slot starting at ``i`` may end at, shortest first."""
+        text, n = self.text, self.n
         depth, j = 0, i
         while j <= n:
-            furthest = max(furthest, j)
-            if j > i and depth == 0 and could_end(j, nxt):
+            self.furthest = max(self.furthest, j)
+            if j > i and depth == 0 and self.could_end(j, nxt):
                 yield j
             if j == n or (text[j] == "," and depth == 0):
                 return
@@ -249,48 +266,57 @@ def _match_template(parts: tuple[tuple[str, str], ...],  # noqa: C901 - to split
                     return
             j += 1
 
-    def step(k: int, i: int) -> list[tuple[int, int]] | None:
-        nonlocal furthest
-        furthest = max(furthest, i)
-        if (k, i) in failed:
+    def step(self, k: int, i: int) -> list[tuple[int, int]] | None:
+        """Match parts ``k:`` from position ``i``: the slot spans, or ``None``."""
+        self.furthest = max(self.furthest, i)
+        if (k, i) in self.failed:
             return None
+        parts = self.parts
         result: list[tuple[int, int]] | None = None
         if k == len(parts):
-            j = _skip_space(text, i)
-            furthest = max(furthest, j)
-            result = [] if j == n else None
+            j = _skip_space(self.text, i)
+            self.furthest = max(self.furthest, j)
+            result = [] if j == self.n else None
         elif parts[k][0] == "lit":
-            j, prev = i, ""
-            for c in parts[k][1]:
-                if c == " ":  # a required gap next to a literal word
-                    if _skip_space(text, j) == j:
-                        break
-                    j = _skip_space(text, j)
-                    prev = c
-                    continue
-                if not (prev and _is_word(c) and _is_word(prev)):  # no blanks inside a word
-                    j = _skip_space(text, j)
-                furthest = max(furthest, j)
-                if j >= n or (text[j] != c and text[j].lower() != c.lower()):
-                    break
-                j += 1
-                prev = c
-            else:
-                glued = k + 1 < len(parts) and parts[k + 1][0] == "slot"  # "v{n}"
-                if glued or not (_is_word(prev) and j < n and _is_word(text[j])):
-                    result = step(k + 1, j)  # else a literal word began a longer one ("ix")
+            result = self.literal(k, i)
         elif parts[k][0] == "sep":
-            j = _skip_space(text, i)
-            result = step(k + 1, j) if j > i else None
+            j = _skip_space(self.text, i)
+            result = self.step(k + 1, j) if j > i else None
         else:
-            start = _skip_space(text, i)
-            for end in ends(start, parts[k + 1] if k + 1 < len(parts) else None):
-                rest = step(k + 1, end)
-                if rest is not None:
-                    result = [(start, len(text[:end].rstrip(_SPACE)))] + rest
-                    break
+            result = self.slot(k, i)
         if result is None:
-            failed.add((k, i))
+            self.failed.add((k, i))
         return result
 
-    return step(0, 0), furthest
+    def literal(self, k: int, i: int) -> list[tuple[int, int]] | None:
+        """Part ``k`` is literal text: match it (case-insensitively), then the rest."""
+        text, n, parts = self.text, self.n, self.parts
+        j, prev = i, ""
+        for c in parts[k][1]:
+            if c == " ":  # a required gap next to a literal word
+                if _skip_space(text, j) == j:
+                    return None
+                j = _skip_space(text, j)
+                prev = c
+                continue
+            if not (prev and _is_word(c) and _is_word(prev)):  # no blanks inside a word
+                j = _skip_space(text, j)
+            self.furthest = max(self.furthest, j)
+            if j >= n or (text[j] != c and text[j].lower() != c.lower()):
+                return None
+            j += 1
+            prev = c
+        glued = k + 1 < len(parts) and parts[k + 1][0] == "slot"  # "v{n}"
+        if glued or not (_is_word(prev) and j < n and _is_word(text[j])):
+            return self.step(k + 1, j)
+        return None  # a literal word began a longer one ("ix")
+
+    def slot(self, k: int, i: int) -> list[tuple[int, int]] | None:
+        """Part ``k`` is an operand slot: try its possible ends, shortest first."""
+        parts, text = self.parts, self.text
+        start = _skip_space(text, i)
+        for end in self.ends(start, parts[k + 1] if k + 1 < len(parts) else None):
+            rest = self.step(k + 1, end)
+            if rest is not None:
+                return [(start, len(text[:end].rstrip(_SPACE)))] + rest
+        return None
