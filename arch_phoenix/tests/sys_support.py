@@ -28,33 +28,28 @@ from phoenix_support import machine as _machine
 
 from tessera.isa import Encoding
 from tessera.machine import Machine
+from tessera_phoenix.semantics import REGISTRY
 
 OP6 = 0x3F
 R1_MASK = OP6 | 63 << 27 | 127 << 20  # opcode, Func = 1, bit 26 + Func1
 
 
-def _addi(t: Any, ins: Any) -> Any:
-    """ADDI by reference to a module-level function, so test machines can be snapshotted."""
-    return OPS["addi"](t, ins)
-
-
-def _ori(t: Any, ins: Any) -> Any:
-    return OPS["ori"](t, ins)
-
-
+#: rows name their operations in the plugin's registry, as the real table does (they
+#: pickle by name, so test machines can be snapshotted)
+SEM = REGISTRY.ref
 ENCODINGS = (
-    Encoding("brk", 0, OP6, "{rt}, {ra}, {imm}", OPS["brk"], "sys"),
-    Encoding("addi", 4, OP6, "{rt}, {ra}, {imm}", _addi, "alu"),
-    Encoding("csr", 7, OP6, "{rt}, {ra}, {csr}", OPS["csrrd"], "csr"),
-    Encoding("ori", 9, OP6, "{rt}, {ra}, {imm}", _ori, "alu"),
-    Encoding("nop", 11, OP6, "", OPS["nop"], "nop"),
-    Encoding("bra", 25, OP6 | 3 << 6, "{reltarget}", OPS["bra"], "branch"),
-    Encoding("bcc", 28, OP6, "{bra}, {brb}, {bdisp}", OPS["bcc"], "branch"),
-    Encoding("store", 40, OP6, "{rt}, {imm}, {ra}", OPS["store"], "mem"),
-    Encoding("load", 44, OP6, "{rt}, {imm}, {ra}", OPS["load"], "mem"),
-    Encoding("rti", r1(25) & R1_MASK, R1_MASK, "", OPS["rti"], "sys"),
-    Encoding("rex", r1(26) & R1_MASK, R1_MASK, "{ra}", OPS["rex"], "rex"),
-    Encoding("popq", r1(9) & R1_MASK, R1_MASK, "{rt}", OPS["popq"], "sys"),
+    Encoding("brk", 0, OP6, "{rt}, {ra}, {imm}", SEM("brk"), "sys"),
+    Encoding("addi", 4, OP6, "{rt}, {ra}, {imm}", SEM("addi"), "alu"),
+    Encoding("csr", 7, OP6, "{rt}, {ra}, {csr}", SEM("csrrd"), "csr"),
+    Encoding("ori", 9, OP6, "{rt}, {ra}, {imm}", SEM("ori"), "alu"),
+    Encoding("nop", 11, OP6, "", SEM("nop"), "nop"),
+    Encoding("bra", 25, OP6 | 3 << 6, "{reltarget}", SEM("bra"), "branch"),
+    Encoding("bcc", 28, OP6, "{bra}, {brb}, {bdisp}", SEM("bcc"), "branch"),
+    Encoding("store", 40, OP6, "{rt}, {imm}, {ra}", SEM("store"), "mem"),
+    Encoding("load", 44, OP6, "{rt}, {imm}, {ra}", SEM("load"), "mem"),
+    Encoding("rti", r1(25) & R1_MASK, R1_MASK, "", SEM("rti"), "sys"),
+    Encoding("rex", r1(26) & R1_MASK, R1_MASK, "{ra}", SEM("rex"), "rex"),
+    Encoding("popq", r1(9) & R1_MASK, R1_MASK, "{rt}", SEM("popq"), "sys"),
 )
 
 

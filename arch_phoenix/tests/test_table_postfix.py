@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from phoenix_support import run_words
 from table_support import ENC, decode_at, row, run
 
 from tessera.control import Trap
 from tessera_phoenix import causes
+from tessera_phoenix.encoding import TOO_MANY_POSTFIXES
 from tessera_phoenix.postfix import merge, postfix_word, postfixes_needed, sext, split
 
 BASE = 0x2000
@@ -50,14 +52,22 @@ def test_table_third_postfix_raises_pfx_when_executed():
     ws = [ADDI, postfix_word(1), postfix_word(2), postfix_word(3)]
     ins = decode_at(BASE, ws)
     assert ins.span == 24
+    assert ins.run is ins.encoding.variant(TOO_MANY_POSTFIXES).resolve()  # the declared variant
     with pytest.raises(Trap) as info:
         ins.run(None, ins)
     assert info.value.cause == causes.PFX
 
 
+def test_table_third_postfix_traps_through_the_engine():
+    """The engine accepts refine's swap (the row declares it) and the PFX trap is taken."""
+    _, t = run_words([ADDI, postfix_word(1), postfix_word(2), postfix_word(3)], BASE, steps=1)
+    assert t.cause[3] == causes.PFX and t.ip_stack[0] == BASE  # EIP: the instruction itself
+    assert t.gpr[1] == 0  # addi r1, r2, 0 did not execute
+
+
 def test_table_two_postfixes_do_not_trap():
     ins = decode_at(BASE, [ADDI, postfix_word(1), postfix_word(2), enc("nop")])
-    assert ins.run.__name__ != "_too_many_postfixes" and ins.span == 18
+    assert ins.run is ins.encoding.semantics and ins.span == 18
 
 
 def test_table_cmpi_postfix_keeps_sign_copies_of_imm13_in_bits_18_13():

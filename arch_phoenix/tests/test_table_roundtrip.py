@@ -12,10 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from table_support import ARCH, DEC, DIS, ENC, M32, assemble
 
-from tessera.isa import Decoder
+from tessera.isa import Decoder, SemanticRef
 from tessera_phoenix.asm import PhoenixAssembler
-from tessera_phoenix.encoding import ENCODINGS, Sem
+from tessera_phoenix.encoding import (
+    ENCODINGS,
+    POSTFIX_FIELDS,
+    POSTFIX_IMMEDIATES,
+    TOO_MANY_POSTFIXES,
+)
 from tessera_phoenix.semantics import REGISTRY, load_all
+from tessera_phoenix.semantics.system import too_many_postfixes
 
 FIELDS = ARCH.field_map
 FILES = ARCH.register_file_map
@@ -44,18 +50,33 @@ def test_table_covers_every_spec_operation():
 
 
 def test_table_every_row_has_semantics():
-    """Every row names a registered operation (fails until all semantics modules exist)."""
+    """Every row names a registered operation: the registry has no ``missing`` fallback,
+    so an unregistered name would be a configuration error when the word is decoded."""
     load_all()
     missing = sorted({e.semantics.name for e in ENCODINGS} - set(REGISTRY))
     assert missing == []
+    assert REGISTRY.missing is None
+    assert all(e.semantics.resolve() is REGISTRY[e.semantics.name] for e in ENCODINGS)
 
 
-def test_table_rows_are_late_bound_and_pickle_by_name():
+def test_table_rows_are_registry_refs_and_pickle_by_name():
     import pickle
 
+    assert all(isinstance(e.semantics, SemanticRef) and e.semantics.package == REGISTRY.package
+               for e in ENCODINGS)
     enc = ENCODINGS[0]
-    assert isinstance(enc.semantics, Sem)
     assert pickle.loads(pickle.dumps(enc)) == enc
+
+
+def test_table_postfix_capable_rows_and_only_they_declare_the_pfx_variant():
+    """``refine`` swaps in the PFX trap only through the variant the row declares."""
+    for enc in ENCODINGS:
+        capable = bool(set(enc.operand_names) & set(POSTFIX_IMMEDIATES))
+        assert capable == (enc.mnemonic in POSTFIX_FIELDS), enc.mnemonic
+        expected = (TOO_MANY_POSTFIXES,) if capable else ()
+        assert enc.variant_names == expected, enc.mnemonic
+        if expected:
+            assert enc.variant(TOO_MANY_POSTFIXES).resolve() is too_many_postfixes
 
 
 def test_table_decoder_has_no_same_mask_collisions():

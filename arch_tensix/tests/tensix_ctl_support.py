@@ -1,8 +1,8 @@
 """Test helpers of the ctl tests (predication, integer, cross-lane, config, scalar unit).
 
 * ``Thread`` — a stand-in Tensix thread (core, GPRs, RWCs, arch name) that semantic
-  functions accept; ``execute(thread, word)`` runs one instruction word through the
-  semantics registry (by opcode → vendor mnemonic, no decoder needed).
+  functions accept; ``execute(thread, word)`` decodes one instruction word with the
+  chip's table and runs the function its row names, as the engine does.
 * An independent encoder: one function per instruction, arguments in the order of
   the vendor's ``TT_OP_*`` macros (spec tensix-sfpu.md §1, tensix.md §5.2).
 * ``RefSfpu`` — a per-lane, loop-per-lane reference model written from the spec text
@@ -17,14 +17,10 @@ from typing import Any
 
 import numpy as np
 
-import tessera_tensix.semantics.configops  # (register the semantics)
-import tessera_tensix.semantics.crosslane
-import tessera_tensix.semantics.intops
-import tessera_tensix.semantics.predication
-import tessera_tensix.semantics.scalar  # noqa: F401
+from tessera.isa import Decoder
+from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
 from tessera_tensix.config import TensixConfig
 from tessera_tensix.core import TensixCore
-from tessera_tensix.semantics import REGISTRY
 
 M32 = 0xFFFF_FFFF
 
@@ -55,14 +51,15 @@ class Thread:
         return self.core.sfpu
 
 
-class Ins(SimpleNamespace):
-    pass
+#: The chips' decoders, by the thread's architecture name
+_DECODERS = {"tensix": Decoder(TENSIX_BH), "tensix-wh": Decoder(TENSIX_WH)}
 
 
 def execute(thread: Thread, word: int, address: int = 0x40) -> None:
-    """Run one instruction word (as the engine would, without the decoder)."""
-    name = OPCODES[word >> 24]
-    REGISTRY[name](thread, Ins(word=word, mnemonic=name, address=address))
+    """Run one instruction word as the engine does: decoded by the chip's table, then the
+    function its row names (a word with reserved bits set goes through the rule-breaking row)."""
+    ins = _DECODERS[thread.arch.name].decode(word, address)
+    ins.run(thread, ins)
 
 
 def run(thread: Thread, *words: int) -> None:

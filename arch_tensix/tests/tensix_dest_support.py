@@ -1,8 +1,8 @@
 """Test helpers of the Dest tests (SFPLOAD/SFPSTORE, addressing, ZEROACC, debug window).
 
 * ``Thread`` — a stand-in Tensix thread (core, thread config, RWCs, arch name) that the
-  semantic functions accept; ``execute(thread, word)`` runs one word through the
-  semantics registry by opcode (no decoder needed).
+  semantic functions accept; ``execute(thread, word)`` decodes one word with the chip's
+  table and runs the function its row names, as the engine does.
 * An independent encoder of the three instructions, written from tensix.md §5.2 /
   5.1 #8 (not from the package's tables).
 * ``shared_reference()`` — the ``shared/reference`` directory beside the repository,
@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import tessera_tensix.semantics.dest_ops  # noqa: F401  (registers SFPLOAD, SFPSTORE, ZEROACC)
+from tessera.isa import Decoder
+from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
 from tessera_tensix.config import ConfigSpace, TensixConfig
 from tessera_tensix.core import TensixCore
-from tessera_tensix.semantics import REGISTRY
 
 OPCODES = {0x70: "SFPLOAD", 0x72: "SFPSTORE", 0x10: "ZEROACC"}
 
@@ -48,13 +48,15 @@ class Thread:
         return self.core.dest
 
 
-class Ins(SimpleNamespace):
-    pass
+#: The chips' decoders, by the thread's architecture name
+_DECODERS = {"tensix": Decoder(TENSIX_BH), "tensix-wh": Decoder(TENSIX_WH)}
 
 
 def execute(thread: Thread, word: int, address: int = 0x40) -> None:
-    name = OPCODES[word >> 24]
-    REGISTRY[name](thread, Ins(word=word, mnemonic=name, address=address))
+    """Run one instruction word as the engine does: decoded by the chip's table, then the
+    function its row names (a word with reserved bits set goes through the rule-breaking row)."""
+    ins = _DECODERS[thread.arch.name].decode(word, address)
+    ins.run(thread, ins)
 
 
 # ------------------------------------------------------------------ independent encoder

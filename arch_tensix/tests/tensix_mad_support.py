@@ -1,8 +1,8 @@
 """Test helpers of the mad tests (arithmetic, LUT, conversion and move instructions).
 
 * ``Thread`` — a stand-in Tensix thread (core, arch name, config) the semantic
-  functions accept; ``execute(thread, word)`` runs one instruction word through the
-  semantics registry by opcode → vendor name (no decoder needed).
+  functions accept; ``execute(thread, word)`` decodes one instruction word with the
+  chip's table and runs the function its row names, as the engine does.
 * An independent encoder of the instructions under test, one function per
   instruction, from the field layouts of spec tensix-sfpu.md §1.
 * Loading of the differential vectors in ``shared/reference/vectors`` (the tests
@@ -23,15 +23,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import tessera_tensix.semantics.configops  # (register the semantics)
-import tessera_tensix.semantics.convert
-import tessera_tensix.semantics.lut
-import tessera_tensix.semantics.mad
-import tessera_tensix.semantics.move
-import tessera_tensix.semantics.predication  # noqa: F401
+from tessera.isa import Decoder
+from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
 from tessera_tensix.config import ConfigSpace, TensixConfig
 from tessera_tensix.core import TensixCore
-from tessera_tensix.semantics import REGISTRY
 
 M32 = 0xFFFF_FFFF
 LANES = 32
@@ -60,14 +55,15 @@ class Thread:
         return self.core.sfpu
 
 
-class Ins(SimpleNamespace):
-    pass
+#: The chips' decoders, by the thread's architecture name
+_DECODERS = {"tensix": Decoder(TENSIX_BH), "tensix-wh": Decoder(TENSIX_WH)}
 
 
 def execute(thread: Thread, word: int, address: int = 0x40) -> None:
-    """Run one instruction word (as the engine would, without the decoder)."""
-    name = OPCODES[word >> 24]
-    REGISTRY[name](thread, Ins(word=word, mnemonic=name, address=address))
+    """Run one instruction word as the engine does: decoded by the chip's table, then the
+    function its row names (a word with reserved bits set goes through the rule-breaking row)."""
+    ins = _DECODERS[thread.arch.name].decode(word, address)
+    ins.run(thread, ins)
 
 
 # ---------------------------------------------------------------- independent encoder (§1)

@@ -15,7 +15,7 @@ from tessera.machine import Machine
 from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
 from tessera_tensix.isa import row_info, tables
 from tessera_tensix.isa.asm import TensixAssembler, TensixDisassembler
-from tessera_tensix.isa.sem import lookup
+from tessera_tensix.semantics import REGISTRY
 
 #: shared/ beside the repository (in CI: beside the clone); tests that need it skip without it
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -82,11 +82,11 @@ def decoder(chip: str = "bh") -> Decoder:
 
 
 def has_semantics(*names: str) -> bool:
-    return all(lookup(n) is not None for n in names)
+    return all(REGISTRY.lookup(n) is not None for n in names)
 
 
 def need_semantics(*names: str) -> None:
-    missing = [n for n in names if lookup(n) is None]
+    missing = [n for n in names if REGISTRY.lookup(n) is None]
     if missing:
         pytest.skip(f"semantics not registered yet: {', '.join(missing)}")
 

@@ -145,7 +145,7 @@ def test_row_mask_via_sfpconfig_disables_rows():
 
 def test_undefined_destinations():
     t = Thread()
-    with pytest.raises(Trap, match="SFPCONFIG: destination 9 is not defined"):
+    with pytest.raises(Trap, match="sfpconfig: destination 9 is not defined"):
         execute(t, SFPCONFIG(0, 9, 0))
     t = Thread(lenient=True)
     before = t.sfpu.lreg.copy()
@@ -157,6 +157,6 @@ def test_loadmacro_not_supported_even_when_lenient():
     for lenient in (False, True):
         t = Thread(lenient=lenient)
         word = SFPLOADMACRO(1, 2, 3, 7, 5, 1)
-        with pytest.raises(Trap, match="SFPLOADMACRO: not supported") as info:
+        with pytest.raises(Trap, match="sfploadmacro: not supported") as info:
             execute(t, word)
         assert info.value.tval == word & M32

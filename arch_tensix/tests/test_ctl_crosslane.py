@@ -132,7 +132,7 @@ def test_swap_respects_lane_enable_and_constant_source():
 
 def test_swap_reserved_modes():
     t = Thread()
-    with pytest.raises(Trap, match="SFPSWAP: Mod1=12 is reserved"):
+    with pytest.raises(Trap, match="sfpswap: Mod1=12 is reserved"):
         execute(t, SFPSWAP(1, 2, 12))
     t = Thread(lenient=True)
     set_lreg(t, 1, [9] * 32)
@@ -224,7 +224,7 @@ def test_shft2_predicated_rows():
 
 def test_shft2_reserved_mode():
     t = Thread()
-    with pytest.raises(Trap, match="SFPSHFT2: Mod1=7 is reserved"):
+    with pytest.raises(Trap, match="sfpshft2: Mod1=7 is reserved"):
         execute(t, SFPSHFT2(0, 0, 0, 7))
     t = Thread(lenient=True)
     _four(t)

@@ -78,13 +78,13 @@ def _vendor_name(mnemonic: str) -> str:
 @pytest.mark.parametrize("word", ALL_WORDS, ids=lambda w: OPCODES[w >> 24])
 def test_decoder_dispatches_to_ctl_semantics(word):
     """The table decodes our independently encoded words as the intended instruction."""
-    from tessera_tensix.isa.sem import lookup
     from tessera_tensix.semantics import REGISTRY
 
     ins = Decoder(TENSIX_BH).decode(word, 0)
     name = OPCODES[word >> 24]
     assert _vendor_name(ins.mnemonic) == name
-    assert lookup(name) is REGISTRY[name]
+    assert ins.encoding.semantics == REGISTRY.ref(name)
+    assert ins.encoding.semantics.resolve() is REGISTRY[name]
 
 
 def _machine(words: list[int], **config) -> Machine:

@@ -217,7 +217,7 @@ def test_compc_empty_stack_peeks_true():
 def test_push_overflow_stops():
     t = Thread()
     run(t, *[SFPPUSHC()] * 8)
-    with pytest.raises(Trap, match=r"SFPPUSHC: flag stack overflow") as info:
+    with pytest.raises(Trap, match=r"sfppushc: flag stack overflow") as info:
         execute(t, SFPPUSHC(), address=0x24)
     assert info.value.tval == SFPPUSHC()
     assert len(t.sfpu.flag_stack) == 8
@@ -238,7 +238,7 @@ def test_push_overflow_lenient_drops_oldest():
 
 def test_pop_underflow_stops_and_lenient_peeks_false():
     t = Thread()
-    with pytest.raises(Trap, match=r"SFPPOPC: flag stack underflow"):
+    with pytest.raises(Trap, match=r"sfppopc: flag stack underflow"):
         execute(t, SFPPOPC())
     t = Thread(lenient=True)
     t.sfpu.lane_flags[:] = True
@@ -249,7 +249,7 @@ def test_pop_underflow_stops_and_lenient_peeks_false():
 
 def test_pushc_mutate_on_empty_stack_stops():
     t = Thread()
-    with pytest.raises(Trap, match=r"SFPPUSHC: Mod1=3 .*empty"):
+    with pytest.raises(Trap, match=r"sfppushc: Mod1=3 .*empty"):
         execute(t, SFPPUSHC(0, 3))
     t = Thread(lenient=True)
     t.sfpu.lane_flags[:] = [L < 3 for L in LANE]

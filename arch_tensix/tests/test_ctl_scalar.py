@@ -91,9 +91,9 @@ def test_cmp_unsigned(mode, fn):
 
 
 @pytest.mark.parametrize("word, name", [
-    (BITWOPDMAREG(0, 3, 1, 2, 3), "BITWOPDMAREG: mode 3"),
-    (SHIFTDMAREG(0, 2, 1, 2, 3), "SHIFTDMAREG: mode 2"),
-    (CMPDMAREG(1, 7, 1, 2, 3), "CMPDMAREG: mode 7"),
+    (BITWOPDMAREG(0, 3, 1, 2, 3), "ttbitwopdmareg: mode 3"),
+    (SHIFTDMAREG(0, 2, 1, 2, 3), "ttshiftdmareg: mode 2"),
+    (CMPDMAREG(1, 7, 1, 2, 3), "ttcmpdmareg: mode 7"),
 ])
 def test_undefined_modes_stop_or_do_nothing(word, name):
     t = _thread({1: 77, 2: 5, 3: 9})
@@ -120,7 +120,7 @@ def test_setdmareg_halves():
 def test_setdmareg_special_form_not_supported():
     for lenient in (False, True):
         t = Thread(lenient=lenient)
-        with pytest.raises(Trap, match="SETDMAREG: the special form"):
+        with pytest.raises(Trap, match="ttsetdmareg: the special form"):
             execute(t, SETDMAREG(1, 0x10, 3))
 
 

@@ -357,7 +357,7 @@ def test_load_to_read_only_lreg_is_a_rule_violation():
     t = Thread()
     with pytest.raises(Trap) as exc:
         execute(t, sfpload(9, 6, 0, 0))
-    assert "read-only LReg[9]" in exc.value.name and "SFPLOAD" in exc.value.name
+    assert "read-only LReg[9]" in exc.value.name and "sfpload:" in exc.value.name
 
 
 def test_lenient_load_to_read_only_lreg_only_advances_counters():

@@ -143,5 +143,11 @@ def test_table_wormhole_uses_its_own_field_widths():
     with pytest.raises(AssemblyError, match="unknown mnemonic"):
         word("sfpmul24 L0,L1,L2,0", ARCHS["wh"])
     wh = tables("wh").row("ZEROACC")
-    assert wh.fields == ("clear_mode", "addr_mode", "dst")
+    assert wh.fields == ("clear_mode", "addr_mode", "dst", "revert")     # Revert [18]: an extra
+    assert wh.extras == (("revert", 0),) and "revert" not in wh.macro
+    assert ARCHS["wh"].field_map["revert"].bits == ((18, 18),)
+    assert word("ttzeroacc 3,0,0", ARCHS["wh"]) == 0x1018_0000 == word("ZEROACC 3,0,0", ARCHS["wh"])
+    assert word("ttzeroacc 3,0,0,1", ARCHS["wh"]) == 0x101C_0000
+    assert dis(0x1018_0000, ARCHS["wh"]) == "ttzeroacc 3,0,0"
+    assert dis(0x101C_0000, ARCHS["wh"]) == "ttzeroacc 3,0,0,1"
     assert ARCHS["wh"].field_map["clear_mode"].bits == ((21, 19),)

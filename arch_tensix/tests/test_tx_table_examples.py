@@ -9,7 +9,7 @@ from tessera.cli.demo import run_example
 from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
 from tessera_tensix.examples import EXAMPLES, EXAMPLES_WH, EXP_RECIP, EXP_WH, dest_fp32, expected
 from tessera_tensix.isa import ISSUE5
-from tessera_tensix.isa.sem import lookup
+from tessera_tensix.semantics import REGISTRY
 
 #: Issue 5: every Blackhole SFPU instruction, ZEROACC, the seed-000 scalar-unit GPR
 #: instructions, and the END pseudo-instruction of the all-zero word.
@@ -26,7 +26,7 @@ ISSUE5_INSTRUCTIONS = [
 
 def test_table_every_issue5_instruction_has_semantics():
     assert set(ISSUE5_INSTRUCTIONS) == ISSUE5
-    missing = [name for name in ISSUE5_INSTRUCTIONS if lookup(name) is None]
+    missing = [name for name in ISSUE5_INSTRUCTIONS if REGISTRY.lookup(name) is None]
     assert missing == []
 
 

@@ -23,7 +23,7 @@ Rules (each decision is also listed in docs/tensix.md):
   MOP_CFG and REPLAY list one bit per field; BH STALLWAIT stops at bit 11 although the
   condition mask has 13 bits C0–C12): :data:`OVERRIDES` replaces them with the layouts
   of spec/tensix.md §5.2, and adds fields the spec documents but the json omits
-  (SFPLUTFP32's Mod1 mirror [19:16]).  Instructions the json marks ``unsupported`` have
+  (SFPLUTFP32's Mod1 mirror [19:16], Wormhole ZEROACC's Revert [18]).  Instructions the json marks ``unsupported`` have
   no ranges there: their fields come from :data:`OVERRIDES` when the spec gives a layout
   (the seed-000 scalar-unit instructions, FLUSHDMA), else from assembly.yaml (a field
   runs up to the next start bit, the last one to bit 23).
@@ -40,7 +40,8 @@ Rules (each decision is also listed in docs/tensix.md):
   instructions come in descending bit order (the order of ``TT_OP_<NAME>``); SFPU
   instructions take the order of the vendor assembler (:data:`SFPU_ORDER`, e.g.
   ``sfpmad VD,VA,VB,VC,Mod1``, ``sfpstore Imm10,VD,Mod0,AddrMod``).  Fields the vendor
-  syntax does not show (BH SFPAND's VB and Mod1, SFPSETCC's VD …) follow as *extra*
+  syntax does not show (BH SFPAND's VB and Mod1, SFPSETCC's VD …; of ``tt``
+  instructions those in :data:`SYNTAX_EXTRAS`, Wormhole ZEROACC's Revert) follow as *extra*
   operands that the disassembler leaves out while they hold their default.  A vendor
   operand over reserved bits (SFPGT/SFPLE's 12-bit immediate) is a *ghost*: always
   printed as 0, accepted only as 0.
@@ -93,8 +94,18 @@ OVERRIDES: dict[str, dict[str, dict[str, str | None]]] = {
         # tensix.md 5.1 #14 / §5.2: BH ConditionMask is [12:0] (C0–C12); the json stops at 11.
         "STALLWAIT": {"wait_res": "12:0"},
     },
-    "wh": {},
+    "wh": {
+        # WormholeB0 ZEROACC.md: bit 18 is Revert (the json leaves it out, so it would be a
+        # reserved bit); modes 1-3 with it set are undefined behaviour, mode 0 ignores it.
+        "ZEROACC": {"+revert": "18:18"},
+    },
 }
+
+#: Fields of a ``tt`` instruction that the vendor's syntax has no operand for (WormholeB0
+#: ZEROACC.md: "There is no syntax to specify Revert"): they follow the vendor operands as
+#: extras (default 0, left out by the disassembler while 0), and no TT_OP macro argument
+#: sets them.
+SYNTAX_EXTRAS: dict[str, tuple[str, ...]] = {"ZEROACC": ("revert",)}
 
 #: (instruction, json name, hi:lo) -> field name: fields named by their role, not the json's.
 RENAMES = {
@@ -348,7 +359,9 @@ def build(shared: Path, chip: str) -> dict:
                 order = [f for f in order if f in r["fields"]]
             extras = [f for f in by_lo if f not in order]
         else:
-            order, extras, ghosts = by_lo, [], ()
+            hidden = SYNTAX_EXTRAS.get(name, ())
+            order, ghosts = [f for f in by_lo if f not in hidden], ()
+            extras = [f for f in by_lo if f in hidden]
         # the uppercase / TT_OP macro form: assembly.yaml's arguments, highest start bit first
         macro = []
         for yname, start in sorted(r["yaml"], key=lambda a: -a[1]):

@@ -37,18 +37,24 @@ def test_every_toy_row_is_listed_with_its_function(tessera):
     assert all(r["flag_check"] is None for r in rows)
 
 
-def test_rv32im_addi_is_inlined_and_refine_swaps_are_found(tessera, monkeypatch):
+def test_rv32im_addi_is_inlined_and_its_declared_variants_are_listed(tessera, monkeypatch):
     pytest.importorskip("tessera_riscv")
     monkeypatch.setenv("TESSERA_PLUGINS", "riscv")
-    rows = [r for r in _json(tessera, "rv32im") if r["mnemonic"] == "addi"]
+    listed = _json(tessera, "rv32im")
+    rows = [r for r in listed if r["mnemonic"] == "addi"]
     own = [r for r in rows if r["via"] == "row"]
-    assert len(own) == 1 and own[0]["function"].startswith("tessera_riscv.")
+    assert len(own) == 1 and own[0]["function"] == "tessera_riscv.semantics.base.rv32_addi"
     assert own[0]["inlined"] is True and own[0]["terminal"] is False
-    swapped = {r["function"].rsplit(".", 1)[1] for r in rows if r["via"] == "refine"}
-    # refine turns `addi x0, ...` into a nop and `addi rd, x0, imm` into a constant load
-    assert {"nop", "set_value"} <= swapped
-    beq = next(r for r in _json(tessera, "rv32im") if r["mnemonic"] == "beq" and r["via"] == "row")
+    # the functions refine may install, as the row declares them: `addi x0, ...` is a nop,
+    # `addi rd, x0, imm` a constant load, and a word at a misaligned address traps
+    variants = {r["via"]: r["function"].rsplit(".", 1)[1] for r in rows if r["via"] != "row"}
+    assert variants == {"variant:x0": "nop", "variant:li": "set_value",
+                        "variant:misaligned-fetch": "misaligned_fetch"}
+    assert all(r["inlined"] is True for r in rows)
+    beq = next(r for r in listed if r["mnemonic"] == "beq" and r["via"] == "row")
     assert beq["inlined"] is True and beq["terminal"] is True
+    assert {r["via"] for r in listed if r["mnemonic"] == "beq"} == {
+        "row", "variant:misaligned-target", "variant:misaligned-fetch"}
 
 
 def test_the_table_shows_the_same_answers(tessera, monkeypatch):
@@ -61,7 +67,7 @@ def test_the_table_shows_the_same_answers(tessera, monkeypatch):
     addi = [line for line in res.out.splitlines() if "│ addi " in line and "rv32_addi" in line]
     assert len(addi) == 1, res.out
     cells = [c.strip() for c in addi[0].split("│")[1:-1]]
-    assert cells[:5] == ["addi", "tessera_riscv.semantics.rv32_addi", "row", "yes", "no"], cells
+    assert cells[:5] == ["addi", "tessera_riscv.semantics.base.rv32_addi", "row", "yes", "no"], cells
     total = len(_json(tessera, "rv32im"))
     assert f"{total} row functions:" in res.out
 

@@ -138,4 +138,4 @@ def test_the_toy_rows_declare_their_control_flow():
     flags = {e.mnemonic: e.control_flags for e in TOY.encodings}
     assert flags["beq"] == {"branch"} and flags["jmp"] == {"jump"} and flags["halt"] == {"halt"}
     assert flags["sem.wait"] == {"wait"} and flags["ecall"] == {"trap"} and flags["add"] == frozenset()
-    assert toy_sem.add is TOY.encodings_named("add")[0].semantics
+    assert toy_sem.add is TOY.encodings_named("add")[0].semantics.resolve()

@@ -145,7 +145,7 @@ def test_uninstrumented_entries_keep_the_bare_semantic_function():
     m = new_machine(prog(*sum_loop(3)), cores=1)
     m.run()
     cache = m.space.decode_cache("toy")
-    assert cache and all(ins.run is ins.encoding.semantics for ins in cache.values())
+    assert cache and all(ins.run is ins.encoding.semantics.resolve() for ins in cache.values())
 
 
 # -- Architecture.refine: instructions completed from the words after them ---------------

@@ -6,9 +6,11 @@ import functools
 
 import attrs
 
+from tessera.isa import swap
 from tessera.semantics import InlineReport, function_name, inline_report, no_inline, row_functions
 from tessera_toyarch import TOY
 from tessera_toyarch import semantics as toy_semantics
+from tessera_toyarch.semantics import REGISTRY
 
 MASK = 0xFFFF_FFFF
 
@@ -81,19 +83,27 @@ def test_function_names():
 
 
 def _refine(ins, peek):
-    """Rows writing r0 become nops (as RISC-V's refine does)."""
+    """Rows writing r0 become nops (as RISC-V's refine does), through the declared variant."""
     if ins.mnemonic == "add" and not ins.rd:
-        ins.run = toy_semantics.nop
+        swap(ins, "x0")
 
 
-def test_row_functions_without_refine_are_the_rows_own():
+def _with_variant():
+    """TOY whose ``add`` row declares an ``x0`` variant, with the refine above."""
+    rows = tuple(attrs.evolve(e, variants={"x0": REGISTRY.ref("nop")}) if e.mnemonic == "add" else e
+                 for e in TOY.encodings)
+    return attrs.evolve(TOY, encodings=rows, refine=_refine)
+
+
+def test_row_functions_are_the_rows_own_resolved():
     found = row_functions(TOY)
-    assert [(f.encoding, f.function, f.via) for f in found] == [(e, e.semantics, "row") for e in TOY.encodings]
+    assert [(f.encoding, f.function, f.via) for f in found] == [
+        (e, e.semantics.resolve(), "row") for e in TOY.encodings]
+    assert found[1].function is toy_semantics.add  # a ref is shown as the function it names
 
 
-def test_row_functions_find_what_refine_swaps_in():
-    arch = attrs.evolve(TOY, refine=_refine)
-    found = [(f.encoding.mnemonic, f.function, f.via) for f in row_functions(arch)]
+def test_row_functions_list_the_declared_variants():
+    found = [(f.encoding.mnemonic, f.function, f.via) for f in row_functions(_with_variant())]
     assert ("add", toy_semantics.add, "row") in found
-    assert ("add", toy_semantics.nop, "refine") in found
+    assert ("add", toy_semantics.nop, "variant:x0") in found
     assert [f for f in found if f[0] == "sub"] == [("sub", toy_semantics.sub, "row")]

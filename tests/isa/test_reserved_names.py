@@ -43,7 +43,7 @@ def test_every_attribute_the_core_sets_is_reserved():
     assert {"span", "trap"} <= set(DECODE_ATTRIBUTES)
 
 
-def test_a_filled_instruction_is_read_only_except_run():
+def test_a_filled_instruction_is_read_only_run_included():
     m = Machine(TOY, host=PluginHost(load_entry_points=False, use_environment=False),
                 config={"echo": False, "cores": 1})
     m.space.write_bytes(0, (0).to_bytes(4, "little"), force=True)
@@ -51,7 +51,8 @@ def test_a_filled_instruction_is_read_only_except_run():
     with pytest.raises(ReadOnlyInstruction, match=r"ins\.span written after decoding"):
         ins.span = 8
     assert ins.span == 4
-    replacement = ins.semantic
-    ins.run = replacement  # lazily resolved semantics rebind this one
-    assert ins.run is replacement
+    before = ins.run
+    with pytest.raises(ReadOnlyInstruction, match=r"ins\.run written after decoding"):
+        ins.run = ins.semantic  # rows are bound before sealing: nothing rebinds run later
+    assert ins.run is before
     assert type(ins).__name__ == "Instruction"

@@ -20,10 +20,14 @@ assembler and disassembler are all derived from it.  Decisions encoded here:
   rounding mode (``fadd v1, v2, v3, rtz``), shift fill bit (``sll r1, r2, r3, 1``),
   reserved compare selectors (``cmp r1, r2, r3, 3``), the REX Irq4/v fields.  The
   decoder prefers the named row (its mask is more specific).
-* **Semantics** are looked up by the canonical operation names of the semantics
-  registry at call time (:func:`sem`), because the semantics modules are written and
-  loaded independently of this table; :func:`refine` swaps the wrapper for the real
-  function once per decode, so the indirection costs nothing at run time.
+* **Semantics.**  A row names its operation in the semantics registry
+  (``REGISTRY.ref("add")``, :mod:`tessera.isa.registry`): the semantics modules are
+  written and loaded independently of this table, and the engine binds the name to
+  the function when it fills the decode cache, so the indirection costs nothing at
+  run time.  Every row names a registered operation (``test_table_roundtrip``), so
+  there is no fallback for a missing one: it would be a configuration error.  Rows
+  with a postfix-capable immediate declare the one function :func:`refine` may swap
+  in, ``too-many-postfixes`` (PFX trap).
 """
 
 from __future__ import annotations
@@ -31,10 +35,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tessera.control import Trap
-from tessera.isa import Encoding
-from tessera_phoenix import causes
+from tessera.isa import Encoding, SemanticRef, swap
 from tessera_phoenix.postfix import MAX_POSTFIXES, is_postfix, merge, payload
+from tessera_phoenix.semantics import REGISTRY
 
 MASK32 = 0xFFFF_FFFF
 WORD = 6
@@ -42,59 +45,17 @@ WORD = 6
 
 # --------------------------------------------------------------------------- semantics
 
-
-class Sem:
-    """A late-bound semantic function: ``REGISTRY[name]`` looked up when first called.
-
-    A class (not a closure) so encodings pickle with snapshots and compare equal by
-    operation name after a round trip.
-    """
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def resolve(self) -> Callable[[Any, Any], Any] | None:
-        from tessera_phoenix.semantics import REGISTRY, load_all
-
-        fn = REGISTRY.get(self.name)
-        if fn is None and not _loaded:
-            _load_once(load_all)
-            fn = REGISTRY.get(self.name)
-        return fn
-
-    def __call__(self, thread: Any, ins: Any) -> Any:
-        fn = self.resolve()
-        if fn is None:
-            raise Trap(causes.UNIMP, ins.word, name=f"no semantics for {self.name}")
-        return fn(thread, ins)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sem) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(("Sem", self.name))
-
-    def __repr__(self) -> str:
-        return f"sem({self.name!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Sem, (self.name,))
+#: the variant ``refine`` installs when a third consecutive postfix follows (spec 2.4)
+TOO_MANY_POSTFIXES = "too-many-postfixes"
+#: the operand fields a postfix extends; a row with one declares :data:`TOO_MANY_POSTFIXES`
+POSTFIX_IMMEDIATES = ("imm", "imm13", "bdisp")
 
 
-_loaded = False
-
-
-def _load_once(load_all: Callable[[], Any]) -> None:
-    global _loaded
-    _loaded = True
-    load_all()
-
-
-def sem(name: str) -> Sem:
-    """The semantic function registered as ``name`` (resolved when first executed)."""
-    return Sem(name)
+def _variants(syntax: str) -> dict[str, SemanticRef]:
+    """The functions ``refine`` may swap in for a row written ``syntax`` (Encoding.variants)."""
+    if any(f"{{{name}}}" in syntax for name in POSTFIX_IMMEDIATES):
+        return {TOO_MANY_POSTFIXES: REGISTRY.ref("too_many_postfixes")}
+    return {}
 
 
 # --------------------------------------------------------------------------- row builders
@@ -121,8 +82,8 @@ def _row(mnemonic: str, parts: Iterable[Bits], syntax: str, name: str, timing: s
     match, mask = _fixed(parts)
     if vector:
         syntax = f"{syntax}, {{mask?}}" if syntax else "{mask?}"
-    return Encoding(mnemonic, match, mask, syntax, sem(name), timing, frozenset(flags),
-                    suffix="sz" if vector or sized else None, doc=doc)
+    return Encoding(mnemonic, match, mask, syntax, REGISTRY.ref(name), timing, frozenset(flags),
+                    suffix="sz" if vector or sized else None, doc=doc, variants=_variants(syntax))
 
 
 def _op(n: int) -> Bits:
@@ -303,30 +264,22 @@ TIMING_CLASSES = frozenset(e.timing for e in ENCODINGS)
 
 #: mnemonic -> the field holding its own immediate (postfix-capable forms, spec 2.4)
 POSTFIX_FIELDS = {e.mnemonic: n for e in ENCODINGS for n in e.operand_names
-                  if n in ("imm", "imm13", "bdisp")}
+                  if n in POSTFIX_IMMEDIATES}
 _ABSOLUTE = frozenset(e.mnemonic for e in ENCODINGS if "target" in e.operand_names)
 _RELATIVE = frozenset(e.mnemonic for e in ENCODINGS if "reltarget" in e.operand_names)
 
 
-def _too_many_postfixes(thread: Any, ins: Any) -> Any:
-    raise Trap(causes.PFX, ins.word, name="too many postfixes")
-
-
 def refine(ins: Any, peek: Callable[[int], int | None]) -> None:
-    """Complete a decoded instruction: bind its semantics and merge postfixes (spec 2.4).
+    """Complete a decoded instruction: merge the postfixes that follow it (spec 2.4).
 
     Sets ``ins.value`` (the complete sign-extended immediate) for every form with an
     immediate.  J forms ignore postfixes: op 24 gets the absolute Target[31:0], op 25
     the sign-extended 40-bit offset.  Up to two following PFX words are merged and
     ``ins.span`` grows to cover them, so rewriting a postfix invalidates this entry;
-    a third consecutive postfix makes the instruction raise PFX (200).  The postfixes
+    a third consecutive postfix makes the instruction raise PFX (200): ``refine``
+    installs the row's declared :data:`TOO_MANY_POSTFIXES` variant.  The postfixes
     themselves still execute as NOPs when reached (``ins.next`` is unchanged).
     """
-    run = ins.run
-    if isinstance(run, Sem):
-        fn = run.resolve()
-        if fn is not None:
-            ins.run = fn
     mnemonic = ins.mnemonic
     field = POSTFIX_FIELDS.get(mnemonic)
     if field is None:
@@ -342,7 +295,7 @@ def refine(ins: Any, peek: Callable[[int], int | None]) -> None:
         if word is None or not is_postfix(word):  # unreadable, or not a postfix
             break
         if len(payloads) == MAX_POSTFIXES:
-            ins.run = _too_many_postfixes
+            swap(ins, TOO_MANY_POSTFIXES)
             ins.span = WORD * (len(payloads) + 2)
             break
         payloads.append(payload(word))

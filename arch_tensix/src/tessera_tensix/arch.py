@@ -44,7 +44,10 @@ def _arch(name: str, chip: str, description: str) -> Architecture:
         examples=tables.examples,
         assembler=tables.assembler,
         disassembler=tables.disassembler,
-        refine=tables.refine,
+        # Tensix threads never branch: the rows declare the control flow (END halts,
+        # STALLWAIT & co. wait), checked against the semantic functions by the
+        # control-flags conformance check
+        control_flow="flags",
         cli_options={"dest-in": ("dest_in", "load Dest (1024x16 uint16 .npy) before the run"),
                      "dest-out": ("dest_out", "save Dest (.npy) when the run ends")},
         cli_flags={"lenient": ("lenient", True, "continue with hardware-like behaviour where a rule is broken")},

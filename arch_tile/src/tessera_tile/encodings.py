@@ -1,4 +1,4 @@
-"""The encoding rows of the ACE words, generated from the tables, and their semantic functions.
+"""The encoding rows of the ACE words, generated from the tables.
 
 Decoding a tile word needs its role, which the tables give by ``tuop``: one row per
 role and class and enabled major opcode — ``ace.w2`` (W2), ``ace.w0`` (W0), and one
@@ -10,36 +10,17 @@ and is the sequencer's business, so a row's only operand is the 22-bit ACE paylo
 the same word).  The tile disassembler shows the fields and the operation instead.
 
 Rows of other opcodes than custom-3 are named by the opcode (``ace0.w2`` for custom-0).
+Each row names its semantic function in :data:`tessera_tile.ace.REGISTRY` (``ace_w2``,
+``ace_w1``, ``ace_w0``: all three hand the word to the sequencer).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from tessera.isa import Encoding, Field
-from tessera.semantics import no_inline
-from tessera_tile import sequencer
+from tessera_tile.ace import REGISTRY
 from tessera_tile.tables import Tables
 
 TIMING_CLASS = "ace"
-
-
-@no_inline
-def ace_w2(hart: Any, ins: Any) -> None:
-    """A W2 (ASP) word: stage the register it moves."""
-    sequencer.on_w2(hart, ins.word, ins.address)
-
-
-@no_inline
-def ace_w1(hart: Any, ins: Any) -> None:
-    """A W1: stage it, or dispatch a one-word operation."""
-    sequencer.on_w1(hart, ins.word, ins.address)
-
-
-@no_inline
-def ace_w0(hart: Any, ins: Any) -> None:
-    """A W0: dispatch the staged operation."""
-    sequencer.on_w0(hart, ins.word, ins.address)
 
 
 def prefix(opcode_name: str) -> str:
@@ -62,13 +43,13 @@ def rows(tables: Tables, opcodes: list[str]) -> tuple[Encoding, ...]:
         for cls, tuop in sorted(tables.tuop.items(), key=lambda kv: kv[1]):
             match = tables.tuop_field.insert(tables.opcode_field.insert(0, opcode), tuop)
             if cls == "w2":
-                mnemonic, fn, doc = f"{pre}.w2", ace_w2, "ACE W2 (ASP) word"
+                mnemonic, op, doc = f"{pre}.w2", "ace_w2", "ACE W2 (ASP) word"
             elif cls == "w0":
-                mnemonic, fn, doc = f"{pre}.w0", ace_w0, "ACE W0 word"
+                mnemonic, op, doc = f"{pre}.w0", "ace_w0", "ACE W0 word"
             else:
-                mnemonic, fn, doc = f"{pre}.{cls}", ace_w1, f"ACE W1 word, class {cls}"
+                mnemonic, op, doc = f"{pre}.{cls}", "ace_w1", f"ACE W1 word, class {cls}"
             # a W0 dispatches the staged operation: t_wait and barriers may block the hart
             flags = frozenset({"ace", "wait"}) if cls == "w0" else frozenset({"ace"})
-            out.append(Encoding(mnemonic, match, base_mask, "{ace}", fn, TIMING_CLASS,
-                                flags, doc))  # type: ignore[arg-type]
+            out.append(Encoding(mnemonic, match, base_mask, "{ace}", REGISTRY.ref(op), TIMING_CLASS,
+                                flags, doc))
     return tuple(out)

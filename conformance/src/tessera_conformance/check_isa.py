@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tessera.control import Trap
 from tessera.errors import DecodeError, TesseraError
-from tessera.isa import ILLEGAL, Decoder, Disassembler, Encoder, Instruction
+from tessera.isa import ILLEGAL, Decoder, Disassembler, Encoder, Instruction, SemanticRef
 from tessera.machine import Machine
 from tessera_conformance.strategies import fixed, random_words, row_operands
 
@@ -30,6 +30,19 @@ def _tools(suite, arch):
     return suite.cache[key]
 
 
+def _unresolved(arch):
+    """``mnemonic: error`` for each row (or declared variant) whose registry ref resolves to nothing."""
+    out = []
+    for enc in arch.encodings:
+        for label, fn in (("", enc.semantics), *((f" variant {n}", f) for n, f in enc.variants)):
+            try:
+                if isinstance(fn, SemanticRef):
+                    fn.resolve()
+            except TesseraError as exc:
+                out.append(f"{enc.mnemonic}{label}: {exc}")
+    return out
+
+
 def test_architecture(arch_target, conformance_suite):
     """The description builds a decoder and a machine; rows have semantics; state is JSON."""
     arch = arch_target.arch
@@ -42,6 +55,11 @@ def test_architecture(arch_target, conformance_suite):
     if missing:
         problems.append(f"rows without a semantic function (executing them is a configuration "
                         f"error): {', '.join(missing)}")
+    unbound = _unresolved(arch)
+    if unbound:
+        problems.append(f"rows naming semantic functions nobody registered (executing them is a "
+                        f"configuration error): {'; '.join(unbound[:5])}"
+                        + (f" and {len(unbound) - 5} more" if len(unbound) > 5 else ""))
     if not arch.encodings:
         problems.append("the encoding table is empty")
     try:

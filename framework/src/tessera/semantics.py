@@ -147,7 +147,8 @@ def function_name(fn: Any) -> str:
 
 class RowFunction:
     """A semantic function an encoding row runs: ``via`` is ``"row"`` for the row's own
-    ``semantics``, ``"refine"`` for one the architecture's ``refine`` installs instead."""
+    ``semantics``, ``"variant:NAME"`` for a variant the row declares (which ``refine`` may
+    install, :func:`tessera.isa.registry.swap`)."""
 
     __slots__ = ("encoding", "function", "via")
 
@@ -158,72 +159,28 @@ class RowFunction:
         return f"RowFunction({self.encoding.mnemonic}, {function_name(self.function)}, via={self.via})"
 
 
-#: random operand fillings tried per row (besides all-zero and all-one operands)
-PROBES = 6
-
-
 def row_functions(arch: Any) -> list[RowFunction]:
     """The semantic functions each encoding row of ``arch`` runs, row by row.
 
-    Without ``refine`` that is each row's ``semantics``.  With one, what ``refine``
-    swaps in is found by trying it: every row is decoded with its operand bits all
-    clear, all set, all set but one operand, and in a few random (but repeatable)
-    patterns, at the reset PC and at a misaligned address, and ``refine`` is applied
-    with no following words.  A
-    swap that depends on anything else (the following words, a setting) is not found.
+    Each row's ``semantics`` (a :class:`~tessera.isa.registry.SemanticRef` resolved to
+    the function it names), then each of its declared ``variants``: the engine lets
+    ``refine`` install nothing else, so this is the complete list.
     """
-    if arch.refine is None:
-        return [RowFunction(enc, enc.semantics, "row") for enc in arch.encodings]
+    from tessera.isa.registry import resolve
+
     out: list[RowFunction] = []
     for enc in arch.encodings:
-        found = _refined(arch, enc)
-        declared = enc.semantics
-        if not found or any(_same(f, declared) for f in found):
-            out.append(RowFunction(enc, declared, "row"))
-        out.extend(RowFunction(enc, f, "refine") for f in found if not _same(f, declared))
+        out.append(RowFunction(enc, _resolved(resolve, enc.semantics), "row"))
+        out.extend(RowFunction(enc, _resolved(resolve, fn), f"variant:{name}") for name, fn in enc.variants)
     return out
 
 
-def _same(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
+def _resolved(resolve: Callable[[Any], Any], fn: Any) -> Any:
+    """``resolve(fn)``; a reference to nothing stays the reference (reported, not raised)."""
     try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001 - a value whose == raises is not the same function
-        return False
-
-
-def _refined(arch: Any, enc: Any) -> list[Any]:
-    """The distinct ``ins.run`` values ``arch.refine`` leaves on probe decodings of ``enc``."""
-    import random
-
-    from tessera.isa import Instruction
-
-    full = (1 << arch.word_bits) - 1
-    free = ~enc.mask & full
-    rng = random.Random(f"{arch.name}:{enc.mnemonic}:{enc.match:#x}")
-    fields = arch.field_map
-    words = [enc.match, enc.match | free]
-    words += [enc.match | free & ~fields[name].field_mask for name in enc.operand_names]  # one operand 0
-    words += [enc.match | (rng.getrandbits(arch.word_bits) & free) for _ in range(PROBES)]
-    addresses = [arch.reset_pc] + ([arch.reset_pc + arch.word_bytes // 2] if arch.word_bytes > 1 else [])
-    found: list[Any] = []
-    for word in dict.fromkeys(words):
-        operands = {name: fields[name].extract(word) for name in enc.operand_names}
-        for address in addresses:
-            ins = Instruction(enc, word, address, arch.word_bytes, operands)
-            try:
-                arch.refine(ins, _nothing)
-            except Exception:  # noqa: BLE001 - probing refine with made-up operands: a refusal is not a swap
-                continue
-            if not any(_same(ins.run, f) for f in found):
-                found.append(ins.run)
-    return found
-
-
-def _nothing(address: int) -> int | None:
-    """``refine``'s ``peek``: no word follows."""
-    return None
+        return resolve(fn)
+    except Exception:  # noqa: BLE001 - an unresolvable name is shown as it is
+        return fn
 
 
 # --------------------------------------------------------------------------- control flags

@@ -1,8 +1,9 @@
 """Semantic functions of rfPhoenix, one plain function per operation.
 
 Each module registers its functions by canonical name with :func:`op`; the encoding
-table (:mod:`tessera_phoenix.encoding`) looks them up by the same name, so the table
-and the semantics can be read (and grown) separately.  Signature:
+table (:mod:`tessera_phoenix.encoding`) names them with ``REGISTRY.ref(name)``, so the
+table and the semantics can be read (and grown) separately, and the engine binds each
+name when it decodes a word (``tessera.isa.SemanticsRegistry``).  Signature:
 ``fn(thread, ins) -> next_pc | None``.
 """
 

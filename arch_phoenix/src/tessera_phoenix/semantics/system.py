@@ -189,3 +189,12 @@ def pushq(thread: Any, ins: Any) -> None:
 def pfx(thread: Any, ins: Any) -> None:
     """A postfix reached as an instruction (e.g. a branch target) does nothing."""
 
+
+@op("too_many_postfixes")
+def too_many_postfixes(thread: Any, ins: Any) -> None:
+    """An instruction followed by a third consecutive postfix raises PFX (spec 2.4).
+
+    Not a row of its own: ``encoding.refine`` installs it as the ``too-many-postfixes``
+    variant every postfix-capable row declares.
+    """
+    raise Trap(causes.PFX, ins.word, name="too many postfixes")

@@ -16,6 +16,21 @@ Decoding
     * any other word (an unassigned opcode, or opcode 0 with other bits set) is an
       undefined encoding: executing it stops the run naming the word.
 
+Semantics
+    Rows name their function in :data:`tessera_tensix.semantics.REGISTRY`
+    (``REGISTRY.ref("SFPMAD")``, the core's :class:`~tessera.isa.SemanticRef`): the
+    engine binds it when it fills the decode cache, and a row pickles as the name.  The
+    row of a word with reserved bits names ``reserved_name("SFPMAD", bits)``, registered
+    by :mod:`tessera_tensix.semantics.reserved` (break the rule, then run SFPMAD); a name
+    nothing registers (the matrix unit, packers …) runs the registry's ``missing``
+    function, which stops with "not supported in direct mode yet".
+
+Control flow
+    Tensix threads never branch: no semantic function returns a PC, so the rows declare
+    their control flow (``control_flow="flags"``): ``end`` carries ``halt``, the
+    instructions that stall the thread until a condition holds (:data:`WAITS`) carry
+    ``wait``, every other row none.
+
 Operands
     Each field of the instruction is an operand and, on the decoded instruction, an
     attribute holding the raw unsigned field value (``ins.lreg_dest``, ``ins.imm16`` …;
@@ -39,10 +54,10 @@ import attrs
 from tessera.control import Trap
 from tessera.isa import Encoding, Field
 from tessera_tensix import rules
-from tessera_tensix.isa.sem import Reserved, Sem, refine
+from tessera_tensix.semantics import REGISTRY, reserved_name
 from tessera_tensix.timing import timing_class
 
-__all__ = ["CHIPS", "ISSUE5", "RowInfo", "Tables", "row_info", "tables"]
+__all__ = ["CHIPS", "ISSUE5", "WAITS", "RowInfo", "Tables", "resource", "row_info", "tables"]
 
 #: chip -> (generated module, name used in messages)
 CHIPS = {"bh": ("_bh", "Blackhole"), "wh": ("_wh", "Wormhole B0")}
@@ -63,6 +78,10 @@ ISSUE5 = frozenset({
     "FLUSHDMA",
     "END",
 })
+
+#: Instructions that stall the issuing thread until a condition holds (the vendor's ISA
+#: pages): their rows carry the ``wait`` control flag, so a translated block ends there.
+WAITS = frozenset({"STALLWAIT", "SEMWAIT", "STREAMWAIT", "ATGETM", "FLUSHDMA"})
 
 
 @attrs.frozen
@@ -110,7 +129,6 @@ class Tables:
     examples: tuple[Any, ...]
     assembler: type
     disassembler: type
-    refine: Any
 
     def row(self, name: str) -> RowInfo:
         return self.rows[name]
@@ -150,7 +168,7 @@ def _illegal(word: int, title: str) -> Trap:
 
 
 def _end_row() -> Encoding:
-    return Encoding("end", 0, 0xFFFF_FFFF, "", Sem("END"), timing="end",
+    return Encoding("end", 0, 0xFFFF_FFFF, "", REGISTRY.ref("END"), timing="end",
                     flags=frozenset({"halt", "pseudo"}),
                     doc="END (pseudo-instruction): the all-zero word ends the kernel (exit status 0)")
 
@@ -185,16 +203,18 @@ def tables(chip: str) -> Tables:
             flags.add("ttsim-unsupported")
         if name in ISSUE5:
             flags.add("direct-mode")
+        if name in WAITS:
+            flags.add("wait")
         doc = (f"{title} {name}: opcode {opcode:#04x}, {resource} unit; field ranges from {source}"
                + (f"; reserved bits {reserved:#08x}" if reserved else ""))
         timing = timing_class(name, resource)
-        strict = Encoding(mnemonic, opcode << 24, OPCODE_MASK | reserved, syntax, Sem(name, resource),
+        strict = Encoding(mnemonic, opcode << 24, OPCODE_MASK | reserved, syntax, REGISTRY.ref(name),
                           timing=timing, flags=frozenset(flags), doc=doc)
         encodings.append(strict)
         _INFO[strict] = info
         if reserved:
             lax = Encoding(mnemonic, opcode << 24, OPCODE_MASK, syntax,
-                           Reserved(name, resource, reserved), timing=timing,
+                           REGISTRY.ref(reserved_name(name, reserved)), timing=timing,
                            flags=frozenset(flags | {"reserved-bits"}),
                            doc=f"{title} {name} with reserved bits {reserved:#08x} set (a rule violation)")
             encodings.append(lax)
@@ -212,5 +232,20 @@ def tables(chip: str) -> Tables:
         examples=examples.for_chip(chip),
         assembler=TensixAssembler,
         disassembler=TensixDisassembler,
-        refine=refine,
     )
+
+
+@functools.cache
+def _resources() -> dict[str, str]:
+    resources: dict[str, str] = {}
+    for modname, _title in CHIPS.values():
+        data = importlib.import_module(f"{__name__}.{modname}")
+        for row in data.INSTRUCTIONS:
+            resources.setdefault(row[0], row[3])
+    return resources
+
+
+def resource(name: str) -> str:
+    """The execution unit of vendor instruction ``name`` ("MATH", "SFPU" …; the same on
+    both chips), or "" for a name no table has (END)."""
+    return _resources().get(name, "")

@@ -79,8 +79,7 @@ def _store(dest: np.ndarray, value: np.ndarray, gate: np.ndarray | None) -> None
 
 @op("SFPCONFIG")
 def sfpconfig(thread: Any, ins: Any) -> None:
-    word = ins.word
-    dest, mod1, imm16 = (word >> 4) & 15, word & 15, (word >> 8) & 0xFFFF
+    dest, mod1, imm16 = ins.config_dest, ins.instr_mod1, ins.imm16_math
     if dest in (9, 10):
         rules.broken(thread, ins, f"destination {dest} is not defined "
                                   "(0..8 LoadMacroConfig, 11..14 LReg, 15 LaneConfig)")

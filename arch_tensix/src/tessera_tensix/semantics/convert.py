@@ -115,8 +115,7 @@ def arecip_compute(x: np.ndarray, vb: np.ndarray, mod1: int) -> np.ndarray:
 
 @op("SFPARECIP")
 def sfparecip(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vb, vc, vd, mod1 = (word >> 12) & 15, (word >> 8) & 15, (word >> 4) & 15, word & 15
+    vb, vc, vd, mod1 = ins.lreg_src_b, ins.lreg_c, ins.lreg_dest, ins.instr_mod1
     w = lanes.guard_vd(thread, ins, vd)
     if w is None:
         return
@@ -173,18 +172,17 @@ def stochrnd_compute(x: np.ndarray, vb: np.ndarray, prng: np.ndarray, *, mode: i
 
 @op("SFP_STOCH_RND", "SFPSTOCHRND")
 def sfpstochrnd(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd = (word >> 4) & 15
+    vd, mod1 = ins.lreg_dest, ins.instr_mod1
     w = lanes.guard_vd(thread, ins, vd)
     if w is None:
         return
     sfpu = thread.core.sfpu
     en = lanes.enabled(sfpu)
     prng = advance_prng(sfpu, en)                        # every mode advances it (§9 step 1)
-    rounding = (word >> 21) & (1 if is_wormhole(thread) else 3)   # 1 bit [21] on Wormhole
-    d = stochrnd_compute(sfpu.lreg[(word >> 8) & 15], sfpu.lreg[(word >> 12) & 15], prng,
-                         mode=word & 7, rounding=rounding, imm5=(word >> 16) & 31,
-                         use_imm5=bool(word & 8))
+    # rnd_mode is [22:21] on Blackhole, the one bit [21] on Wormhole (the chip's table)
+    d = stochrnd_compute(sfpu.lreg[ins.lreg_src_c], sfpu.lreg[ins.lreg_src_b], prng,
+                         mode=mod1 & 7, rounding=ins.rnd_mode, imm5=ins.imm8_math,
+                         use_imm5=bool(mod1 & 8))
     if w:
         lanes.write(sfpu, vd, d, en)
 
@@ -215,8 +213,7 @@ def cast_compute(x: np.ndarray, mode: int, prng: np.ndarray | None = None) -> np
 
 @op("SFPCAST")
 def sfpcast(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vc, vd, mod1 = (word >> 8) & 15, (word >> 4) & 15, word & 15
+    vc, vd, mod1 = ins.lreg_src_c, ins.lreg_dest, ins.instr_mod1
     w = lanes.guard_vd(thread, ins, vd)
     if w is None:
         return

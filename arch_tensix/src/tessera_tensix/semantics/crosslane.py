@@ -50,11 +50,6 @@ _LAST_ROW = np.arange(32) >= 24
 _ALL = lanes.all_lanes()
 
 
-def _fields(ins: Any) -> tuple[int, int, int]:
-    w = ins.word
-    return (w >> 4) & 15, (w >> 8) & 15, w & 15      # VD, VC, Mod1
-
-
 def _is_wormhole(thread: Any) -> bool:
     arch = getattr(thread, "arch", None)
     return getattr(arch, "name", "") == "tensix-wh"
@@ -63,7 +58,7 @@ def _is_wormhole(thread: Any) -> bool:
 # ---------------------------------------------------------------- SFPSWAP (§13.2, E16)
 @op("SFPSWAP")
 def sfpswap(thread: Any, ins: Any) -> None:
-    vd, vc, mod1 = _fields(ins)
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_src_c, ins.instr_mod1
     if vd >= 12 and lanes.guard_vd(thread, ins, vd, source=True) is None:
         return
     if mod1 > 9:
@@ -115,8 +110,7 @@ def sfpswap(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPTRANSP (§14.2)
 @op("SFPTRANSP")
 def sfptransp(thread: Any, ins: Any) -> None:
-    vd, _vc, _mod1 = _fields(ins)
-    if lanes.guard_vd(thread, ins, vd, source=True) is None:
+    if lanes.guard_vd(thread, ins, ins.lreg_dest, source=True) is None:
         return
     sfpu = thread.core.sfpu
     block = sfpu.lreg[0:8].reshape(2, 4, 4, 8)             # [group][register][row][column]
@@ -131,7 +125,7 @@ def sfptransp(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPSHFT2 (§14.1)
 @op("SFPSHFT2")
 def sfpshft2(thread: Any, ins: Any) -> None:
-    vd, vc, mod1 = _fields(ins)
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_src_c, ins.instr_mod1
     if mod1 >= 7:
         if lanes.guard_vd(thread, ins, vd, source=True) is None:
             return
@@ -172,12 +166,12 @@ def sfpshft2(thread: Any, ins: Any) -> None:
         else:
             result[_COL0] = 0
     elif mod1 == 5:                                # SHFT_LREG: VB shifted by VC (logical)
-        vb = (ins.word >> 12) & 15
+        vb = ins.imm12_math & 15                   # the VB operand: the low 4 bits of Imm12
         from tessera_tensix.semantics.intops import shift_by_lanes
 
         result = shift_by_lanes(lreg[vb], lreg[vc])
     else:                                          # 6 SHFT_IMM: VB = Imm12 & 15, amount = Imm12
-        imm = (ins.word >> 12) & 0xFFF
+        imm = ins.imm12_math
         imm = imm - 0x1000 if imm & 0x800 else imm
         x = lreg[imm & 15]
         result = x << U32(imm & 31) if imm >= 0 else x >> U32((-imm) & 31)

@@ -67,13 +67,12 @@ _ZERO32.setflags(write=False)
 
 
 def _decode(thread: Any, ins: Any) -> tuple[int, int, int, int, bool]:
-    """(VD, Mod0, AddrMod, Imm10, wormhole) of an SFPLOAD/SFPSTORE word, cached on ``ins``."""
+    """(VD, Mod0, AddrMod, Imm10, wormhole) of an SFPLOAD/SFPSTORE, cached on ``ins``
+    (AddrMod is [15:13] on Blackhole, [15:14] on Wormhole: the chip's table says)."""
     d = ins.__dict__.get("_tx_dest")
     if d is None:
-        w = ins.word
         wh = getattr(getattr(thread, "arch", None), "name", "") == "tensix-wh"
-        am = (w >> 14) & 3 if wh else (w >> 13) & 7
-        d = ((w >> 20) & 15, (w >> 16) & 15, am, w & 0x3FF, wh)
+        d = (ins.lreg_ind, ins.instr_mod0, ins.sfpu_addr_mode, ins.dest_reg_addr, wh)
         ins.__dict__["_tx_dest"] = d
     return d
 
@@ -436,25 +435,23 @@ ONE_ROW, ROWS_16, HALF, ALL = 0, 1, 2, 3
 def zeroacc(thread: Any, ins: Any) -> None:
     """Mark Dest rows undefined (BH: clear_mode [20:19], use_32_bit_mode [18],
     clear_zero_flags [17], AddrMod [16:14], where [9:0]; WH: clear_mode [21:19] whose
-    bit 2 is the 32-bit flag, Revert [18], AddrMod [16:15])."""
-    w = ins.word
+    bit 2 is the 32-bit flag (UseDst32b), revert [18], AddrMod [16:15], dst [9:0]).
+    Blackhole's bits [23:21] are reserved: such a word runs through the reserved-bits
+    row (:mod:`tessera_tensix.semantics.reserved`), leniently as if they were zero."""
     wh = getattr(getattr(thread, "arch", None), "name", "") == "tensix-wh"
-    where = w & 0x3FF
+    am = ins.addr_mode
     if wh:
-        mode = (w >> 19) & 3
-        use32 = bool((w >> 21) & 1)
-        revert = bool((w >> 18) & 1) and mode != ONE_ROW
-        am = (w >> 15) & 3
+        where = ins.dst
+        mode = ins.clear_mode & 3
+        use32 = bool(ins.clear_mode >> 2)
+        revert = bool(ins.revert) and mode != ONE_ROW
         if revert:
             rules.broken(thread, ins, "ZEROACC with Revert set is undefined behaviour")
     else:
-        mode = (w >> 19) & 3
-        use32 = bool((w >> 18) & 1)
-        revert = bool((w >> 17) & 1)           # clear_zero_flags: rows become defined again
-        am = (w >> 14) & 7
-        if w & 0x00C0_0000:
-            rules.broken(thread, ins, "ZEROACC bits [23:22] must be zero (they would clear the "
-                                      "SrcA/SrcB data-valid flags, which is not modelled)")
+        where = ins.where
+        mode = ins.clear_mode
+        use32 = bool(ins.use_32_bit_mode)
+        revert = bool(ins.clear_zero_flags)    # rows become defined again
     core = thread.core
     c = core.cfg.fields
     remap, swizzle = _views(thread)

@@ -95,8 +95,7 @@ def _flag_update(sfpu: Any, en: np.ndarray | None, set_value: np.ndarray | None,
 # ---------------------------------------------------------------- SFPIADD (§11.2)
 @op("SFPIADD")
 def sfpiadd(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -104,7 +103,7 @@ def sfpiadd(thread: Any, ins: Any) -> None:
     lreg = sfpu.lreg
     en = _enabled(sfpu)
     if mod1 & 1:                                          # ARG_IMM: VC + sext(Imm12)
-        r = apply(sfpu, vd, w, en, np.add, lreg[vc], U32(sext12(word >> 12) & 0xFFFF_FFFF))
+        r = apply(sfpu, vd, w, en, np.add, lreg[vc], U32(sext12(ins.imm12_math) & 0xFFFF_FFFF))
     elif mod1 & 2:                                        # ARG_2SCOMP_LREG_DST: VC - VD
         r = apply(sfpu, vd, w, en, np.subtract, lreg[vc], lreg[vd])
     else:                                                 # VC + VD
@@ -118,8 +117,7 @@ def sfpiadd(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPSHFT (§11.3)
 @op("SFPSHFT")
 def sfpshft(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -132,7 +130,7 @@ def sfpshft(thread: Any, ins: Any) -> None:
     if mod1 & 1:                                          # ARG_IMM
         if mod1 & 4:                                      # ARG_IMM_USE_VC: shift VC instead
             x = lreg[vc]
-        amount = sext12(word >> 12)
+        amount = sext12(ins.imm12_math)
         if amount >= 0:
             apply(sfpu, vd, w, en, np.left_shift, x, U32(amount & 31))
         elif mod1 & 2:                                    # ARITHMETIC
@@ -169,20 +167,18 @@ def sfpor(thread: Any, ins: Any) -> None:
 
 
 def _bitwise(thread: Any, ins: Any, fn: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
     sfpu = thread.core.sfpu
-    vb = (word >> 12) & 15 if mod1 & 1 and not _is_wormhole(thread) else vd   # USE_VB
+    vb = ins.lreg_src_b if mod1 & 1 and not _is_wormhole(thread) else vd   # USE_VB
     apply(sfpu, vd, w, _enabled(sfpu), fn, sfpu.lreg[vb], sfpu.lreg[vc])
 
 
 @op("SFPXOR")
 def sfpxor(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc = (word >> 4) & 15, (word >> 8) & 15
+    vd, vc = ins.lreg_dest, ins.lreg_c
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -192,8 +188,7 @@ def sfpxor(thread: Any, ins: Any) -> None:
 
 @op("SFPNOT")
 def sfpnot(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc = (word >> 4) & 15, (word >> 8) & 15
+    vd, vc = ins.lreg_dest, ins.lreg_c
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -204,8 +199,7 @@ def sfpnot(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPABS (§11.3)
 @op("SFPABS")
 def sfpabs(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -221,8 +215,7 @@ def sfpabs(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPLZ (§11.2)
 @op("SFPLZ")
 def sfplz(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -246,8 +239,7 @@ def clz32(c: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- SFPEXEXP / SFPEXMAN (§11.2/3)
 @op("SFPEXEXP")
 def sfpexexp(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -264,8 +256,7 @@ def sfpexexp(thread: Any, ins: Any) -> None:
 
 @op("SFPEXMAN")
 def sfpexman(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -280,8 +271,7 @@ def sfpexman(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPSETEXP/MAN/SGN (§11.3)
 @op("SFPSETEXP")
 def sfpsetexp(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -289,7 +279,7 @@ def sfpsetexp(thread: Any, ins: Any) -> None:
     lreg = sfpu.lreg
     en = _enabled(sfpu)
     if mod1 & 1:                                          # ARG_IMM: Imm8 = insn[19:12]
-        exp = U32(((word >> 12) & 0xFF) << 23)
+        exp = U32(ins.imm12_math_19_12 << 23)
     elif mod1 & 2:                                        # ARG_EXPONENT: VD's exponent field
         exp = lreg[vd] & _EXP
     else:                                                 # VD[7:0]
@@ -299,22 +289,20 @@ def sfpsetexp(thread: Any, ins: Any) -> None:
 
 @op("SFPSETMAN")
 def sfpsetman(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
     sfpu = thread.core.sfpu
     lreg = sfpu.lreg
     en = _enabled(sfpu)
-    man = U32(((word >> 12) & 0xFFF) << 11) if mod1 & 1 else lreg[vd] & _MAN   # ARG_IMM: Imm12 << 11
+    man = U32(ins.imm12_math << 11) if mod1 & 1 else lreg[vd] & _MAN   # ARG_IMM: Imm12 << 11
     apply(sfpu, vd, w, en, np.bitwise_or, lreg[vc] & _NOMAN, man)
 
 
 @op("SFPSETSGN")
 def sfpsetsgn(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
@@ -322,7 +310,7 @@ def sfpsetsgn(thread: Any, ins: Any) -> None:
     lreg = sfpu.lreg
     en = _enabled(sfpu)
     if mod1 & 1:                                          # ARG_IMM: Imm1 = insn[12]
-        if (word >> 12) & 1:
+        if ins.imm12_math_12_12:
             apply(sfpu, vd, w, en, np.bitwise_or, lreg[vc], _SIGN)
         else:
             apply(sfpu, vd, w, en, np.bitwise_and, lreg[vc], _NOSIGN)
@@ -333,14 +321,13 @@ def sfpsetsgn(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPDIVP2 (§11.3)
 @op("SFPDIVP2")
 def sfpdivp2(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, vc, mod1 = (word >> 4) & 15, (word >> 8) & 15, word & 15
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     w = True if vd < 8 else _guard(thread, ins, vd)
     if w is None:
         return
     sfpu = thread.core.sfpu
     x = sfpu.lreg[vc]
-    imm8 = (word >> 12) & 0xFF                            # [19:12]; [23:20] ignored
+    imm8 = ins.imm12_math & 0xFF                          # Imm12[7:0]; [11:8] ignored
     en = _enabled(sfpu)
     if mod1 & 1:                                          # ADD: wrapping, Inf/NaN unchanged
         shifted = U32(imm8 << 23)                         # adding imm8 << 23 wraps the exponent

@@ -95,8 +95,7 @@ def lut_compute(lreg: np.ndarray, mod0: int) -> np.ndarray:
 
 @op("SFPLUT")
 def sfplut(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, mod0 = (word >> 20) & 15, (word >> 16) & 15
+    vd, mod0 = ins.lreg_ind, ins.instr_mod0
     w = lanes.guard_vd(thread, ins, vd, source=bool(mod0 & 8))
     if w is None:
         return
@@ -143,8 +142,7 @@ def lutfp32_compute(lreg: np.ndarray, mod1: int) -> np.ndarray:
 
 @op("SFPLUTFP32")
 def sfplutfp32(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vd, mod1 = (word >> 4) & 15, word & 15
+    vd, mod1 = ins.lreg_dest, ins.instr_mod1
     indirect = bool(mod1 & 8)                            # also every FP16 3-entry mode
     w = lanes.guard_vd(thread, ins, vd, source=indirect)
     if w is None:

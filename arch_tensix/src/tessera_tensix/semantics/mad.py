@@ -4,10 +4,11 @@ Spec tensix-sfpu.md §4 (FMA_BH, errata E2 and E18), §5 (BF16 immediates), §11
 (SFPMUL24), §3.4–3.5 (write guards, INDIRECT_VA / INDIRECT_VD).  The arithmetic is
 :func:`tessera_tensix.fma.fma_bh`, bit-exact with the vendor's ``fma_model_bh``.
 
-Word layouts (Blackhole): SFPMAD/ADD/MUL/MUL24 ``VA[19:16] VB[15:12] VC[11:8] VD[7:4]
-Mod1[3:0]``; SFPADDI/MULI ``Imm16[23:8] VD[7:4] Mod1[3:0]``.  Fields are read from
-``ins.word`` once per decoded instruction and kept on the instruction object (the
-decode-cache entry), so the hot path does no bit slicing.
+Operands (the table's fields): SFPMAD/ADD/MUL/MUL24 VA ``lreg_src_a``, VB
+``lreg_src_b``, VC ``lreg_src_c``, VD ``lreg_dest``, Mod1 ``instr_mod1``; SFPADDI/MULI
+Imm16 ``imm16_math``, VD, Mod1.  What the hot path needs of them (index arrays, the
+packed code of the compiled kernel, the operand template) is built once per decoded
+instruction and kept on the instruction object (the decode-cache entry).
 
 Mod1 (MAD family): bit0 flips the product's sign (E2: the two readings NEGATE_VA /
 NEGATE_VB give identical bits), bit1 NEGATE_VC, bit2 INDIRECT_VA (VA := LReg[7] & 15
@@ -59,9 +60,8 @@ def store(thread: Any, ins: Any, vd: int, w: bool, indirect: bool, result: np.nd
 
 # ---------------------------------------------------------------- SFPMAD / SFPADD / SFPMUL
 def _mad_fields(thread: Any, ins: Any) -> tuple[Any, ...]:
-    word = ins.word
-    va, vb, vc = (word >> 16) & 15, (word >> 12) & 15, (word >> 8) & 15
-    vd, mod1 = (word >> 4) & 15, word & 15
+    va, vb, vc = ins.lreg_src_a, ins.lreg_src_b, ins.lreg_src_c
+    vd, mod1 = ins.lreg_dest, ins.instr_mod1
     if is_wormhole(thread):
         mod1 &= 12
     neg = None
@@ -116,35 +116,44 @@ def sfpmad(thread: Any, ins: Any) -> None:
 
 
 # ---------------------------------------------------------------- SFPADDI / SFPMULI (§5)
-def _addi_fields(ins: Any) -> tuple[Any, ...]:
-    """(VD, Mod1, operand template, row of the template that receives ±LReg[VD]).
+def _addi_fields(ins: Any, add: bool) -> tuple[Any, ...]:
+    """(VD, Mod1, operand template, row of the template that receives ±LReg[VD], the
+    BF16 immediate as FP32 bits).
 
     The template holds the constant rows of FMA_BH's operands: SFPADDI (imm, 1.0, c),
     SFPMULI (imm, c, +0).  FMA_BH does not modify its operands, so one template per
     decoded instruction is reused."""
-    word = ins.word
-    imm, vd, mod1 = ((word >> 8) & 0xFFFF) << 16, (word >> 4) & 15, word & 15
+    imm, vd, mod1 = ins.imm16_math << 16, ins.lreg_dest, ins.instr_mod1
     xyz = np.zeros((3, lanes.LANES), dtype=U32)
     xyz[0] = imm
-    if word >> 24 == 0x75:                            # SFPADDI: imm·1.0 + c
+    if add:                                           # SFPADDI: imm·1.0 + c
         xyz[1] = ONE
         row = xyz[2]
     else:                                             # SFPMULI: imm·c + (+0)
         row = xyz[1]
-    fields = (vd, mod1, xyz, row)
+    fields = (vd, mod1, xyz, row, imm)
     ins.__dict__[_ADDI_CACHE] = fields
     return fields
 
 
-@op("SFPADDI", "SFPMULI")
+@op("SFPADDI")
 def sfpaddi(thread: Any, ins: Any) -> None:
-    """SFPADDI: imm·1.0 + c; SFPMULI: imm·c + (+0); c = ±LReg[VD] (Mod1 bit1 NEGATE_VC)."""
-    vd, mod1, xyz, row = ins.__dict__.get(_ADDI_CACHE) or _addi_fields(ins)
+    """SFPADDI: imm·1.0 + c; c = ±LReg[VD] (Mod1 bit1 NEGATE_VC)."""
+    _imm_mad(thread, ins, True)
+
+
+@op("SFPMULI")
+def sfpmuli(thread: Any, ins: Any) -> None:
+    """SFPMULI: imm·c + (+0); c = ±LReg[VD] (Mod1 bit1 NEGATE_VC)."""
+    _imm_mad(thread, ins, False)
+
+
+def _imm_mad(thread: Any, ins: Any, add: bool) -> None:
+    vd, mod1, xyz, row, imm = ins.__dict__.get(_ADDI_CACHE) or _addi_fields(ins, add)
     if vd < 8 and not mod1 & 8:                       # LReg[vd] written directly
         sfpu = thread.core.sfpu
         addi_lreg_direct(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, vd,
-                  ((ins.word >> 8) & 0xFFFF) << 16, SIGN if mod1 & 2 else 0,
-                  ins.word >> 24 == 0x75)
+                         imm, SIGN if mod1 & 2 else 0, add)
         return
     w = lanes.guard_vd(thread, ins, vd, source=bool(mod1 & 8))
     if w is None:

@@ -46,8 +46,7 @@ def loadi_value(mod0: int, imm: int) -> int | None:
 
 
 def _loadi_fields(ins: Any) -> tuple[int, int, Any]:
-    word = ins.word
-    vd, mod0, imm = (word >> 20) & 15, (word >> 16) & 15, word & 0xFFFF
+    vd, mod0, imm = ins.lreg_ind, ins.instr_mod0, ins.imm16
     value = loadi_value(mod0, imm)
     fields = (vd, mod0, None if value is None else U32(value))
     ins.__dict__[_CACHE] = fields
@@ -93,8 +92,7 @@ def special_source(sfpu: Any, vc: int, en: np.ndarray) -> np.ndarray:
 
 @op("SFPMOV")
 def sfpmov(thread: Any, ins: Any) -> None:
-    word = ins.word
-    vc, vd, mod1 = (word >> 8) & 15, (word >> 4) & 15, word & 15
+    vc, vd, mod1 = ins.lreg_c, ins.lreg_dest, ins.instr_mod1
     w = lanes.guard_vd(thread, ins, vd)
     if w is None:
         return

@@ -87,15 +87,10 @@ def sign_mag_key(v: np.ndarray) -> np.ndarray:
     return s ^ ((s >> _SHIFT31) & np.int32(0x7FFF_FFFF))
 
 
-def _fields(ins: Any) -> tuple[int, int, int]:
-    w = ins.word
-    return (w >> 4) & 15, (w >> 8) & 15, w & 15      # VD, VC, Mod1
-
-
 # ---------------------------------------------------------------- SFPSETCC (§11.2)
 @op("SFPSETCC")
 def sfpsetcc(thread: Any, ins: Any) -> None:
-    vd, vc, mod1 = _fields(ins)
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     if vd >= 12 and lanes.guard_vd(thread, ins, vd, source=True) is None:
         return
     sfpu = thread.core.sfpu
@@ -107,7 +102,7 @@ def sfpsetcc(thread: Any, ins: Any) -> None:
     if mod1 & 8:                                   # CLEAR
         value = _FALSE
     elif mod1 & 1:                                 # IMM_BIT0
-        value = _TRUE if (ins.word >> 12) & 1 else _FALSE
+        value = _TRUE if ins.imm12_math_12_12 else _FALSE
     else:
         c = sfpu.lreg[vc].view(np.int32)
         kind = mod1 & 6
@@ -130,11 +125,11 @@ def sfpsetcc(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPENCC (§15, E7)
 @op("SFPENCC")
 def sfpencc(thread: Any, ins: Any) -> None:
-    vd, _vc, mod1 = _fields(ins)
-    if lanes.guard_vd(thread, ins, vd, source=True) is None:
+    mod1 = ins.instr_mod1
+    if lanes.guard_vd(thread, ins, ins.lreg_dest, source=True) is None:
         return
     sfpu = thread.core.sfpu
-    imm2 = (ins.word >> 12) & 3
+    imm2 = ins.imm12_math_13_12
     if mod1 & 2:                                   # EI: UseLF = Imm2 bit0
         sfpu.use_lane_flags[:] = bool(imm2 & 1)
     elif mod1 & 1:                                 # EC: UseLF = not UseLF
@@ -146,8 +141,8 @@ def sfpencc(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPPUSHC (§15)
 @op("SFPPUSHC")
 def sfppushc(thread: Any, ins: Any) -> None:
-    vd, _vc, mod1 = _fields(ins)
-    if lanes.guard_vd(thread, ins, vd, source=True) is None:
+    mod1 = ins.instr_mod1
+    if lanes.guard_vd(thread, ins, ins.lreg_dest, source=True) is None:
         return
     sfpu = thread.core.sfpu
     stack = sfpu.flag_stack
@@ -186,8 +181,8 @@ def sfppushc(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPPOPC (§15, E8)
 @op("SFPPOPC")
 def sfppopc(thread: Any, ins: Any) -> None:
-    vd, _vc, mod1 = _fields(ins)
-    if lanes.guard_vd(thread, ins, vd, source=True) is None:
+    mod1 = ins.instr_mod1
+    if lanes.guard_vd(thread, ins, ins.lreg_dest, source=True) is None:
         return
     sfpu = thread.core.sfpu
     stack = sfpu.flag_stack
@@ -218,8 +213,7 @@ def sfppopc(thread: Any, ins: Any) -> None:
 # ---------------------------------------------------------------- SFPCOMPC (§15)
 @op("SFPCOMPC")
 def sfpcompc(thread: Any, ins: Any) -> None:
-    vd, _vc, _mod1 = _fields(ins)
-    if lanes.guard_vd(thread, ins, vd, source=True) is None:
+    if lanes.guard_vd(thread, ins, ins.lreg_dest, source=True) is None:
         return
     sfpu = thread.core.sfpu
     flags, use = sfpu.lane_flags, sfpu.use_lane_flags
@@ -235,7 +229,7 @@ def sfpcompc(thread: Any, ins: Any) -> None:
 
 # ---------------------------------------------------------------- SFPGT / SFPLE (§13.1)
 def _compare(thread: Any, ins: Any, greater: bool) -> None:
-    vd, vc, mod1 = _fields(ins)
+    vd, vc, mod1 = ins.lreg_dest, ins.lreg_c, ins.instr_mod1
     set_vd = bool(mod1 & 8)
     w = lanes.guard_vd(thread, ins, vd, source=not set_vd)
     if w is None:

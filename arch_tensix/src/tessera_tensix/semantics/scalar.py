@@ -30,44 +30,38 @@ from tessera_tensix.semantics import op
 MASK32 = 0xFFFF_FFFF
 
 
-def _operands(thread: Any, word: int) -> tuple[int, int, int]:
+def _operands(thread: Any, ins: Any) -> tuple[int, int, int]:
     """(left value, right value, result index) of the DMAREG arithmetic forms."""
     gpr = thread.gpr
-    left = gpr[word & 0x3F]
-    b = (word >> 6) & 0x3F
-    right = b if word & (1 << 23) else gpr[b]
-    return left, right, (word >> 12) & 0x3F
+    b = ins.op_b_reg_index
+    return gpr[ins.op_a_reg_index], b if ins.op_b_is_const else gpr[b], ins.result_reg_index
 
 
 @op("ADDDMAREG")
 def adddmareg(thread: Any, ins: Any) -> None:
-    left, right, result = _operands(thread, ins.word)
+    left, right, result = _operands(thread, ins)
     thread.gpr[result] = (left + right) & MASK32
 
 
 @op("SUBDMAREG")
 def subdmareg(thread: Any, ins: Any) -> None:
-    left, right, result = _operands(thread, ins.word)
+    left, right, result = _operands(thread, ins)
     thread.gpr[result] = (left - right) & MASK32
 
 
 @op("MULDMAREG")
 def muldmareg(thread: Any, ins: Any) -> None:
-    left, right, result = _operands(thread, ins.word)
+    left, right, result = _operands(thread, ins)
     thread.gpr[result] = (left & 0xFFFF) * (right & 0xFFFF)
-
-
-def _mode(ins: Any) -> int:
-    return (ins.word >> 18) & 7
 
 
 @op("BITWOPDMAREG")
 def bitwopdmareg(thread: Any, ins: Any) -> None:
-    mode = _mode(ins)
+    mode = ins.op_sel
     if mode > 2:
         rules.broken(thread, ins, f"mode {mode} is undefined (0 AND, 1 OR, 2 XOR)")
         return
-    left, right, result = _operands(thread, ins.word)
+    left, right, result = _operands(thread, ins)
     if mode == 0:
         thread.gpr[result] = left & right
     elif mode == 1:
@@ -78,22 +72,22 @@ def bitwopdmareg(thread: Any, ins: Any) -> None:
 
 @op("SHIFTDMAREG")
 def shiftdmareg(thread: Any, ins: Any) -> None:
-    mode = _mode(ins)
+    mode = ins.op_sel
     if mode > 1:
         rules.broken(thread, ins, f"mode {mode} is undefined (0 LEFT, 1 RIGHT)")
         return
-    left, right, result = _operands(thread, ins.word)
+    left, right, result = _operands(thread, ins)
     amount = right & 0x1F                          # 5-bit immediate / low 5 bits of the GPR
     thread.gpr[result] = (left << amount) & MASK32 if mode == 0 else left >> amount
 
 
 @op("CMPDMAREG")
 def cmpdmareg(thread: Any, ins: Any) -> None:
-    mode = _mode(ins)
+    mode = ins.op_sel
     if mode > 2:
         rules.broken(thread, ins, f"mode {mode} is undefined (0 GT, 1 LT, 2 EQ)")
         return
-    left, right, result = _operands(thread, ins.word)
+    left, right, result = _operands(thread, ins)
     if mode == 0:
         thread.gpr[result] = int(left > right)
     elif mode == 1:
@@ -104,13 +98,14 @@ def cmpdmareg(thread: Any, ins: Any) -> None:
 
 @op("SETDMAREG")
 def setdmareg(thread: Any, ins: Any) -> None:
-    word = ins.word
-    if word & 0x80:
-        raise Trap(rules.RULE, word,
+    if ins.set_signals_mode:
+        raise Trap(rules.RULE, ins.word,
                    name=f"{ins.mnemonic}: the special form (bit 7 set: value from "
-                        "packer/unpacker signals) is not supported", word=word)
-    half = word & 0x7F
-    value = (word >> 8) & 0xFFFF
+                        "packer/unpacker signals) is not supported", word=ins.word)
+    half = ins.reg_index_16b
+    # the immediate form's NewValue [23:8] spans the two fields of the special form's
+    # layout, which is the table's (payload_sig_sel_size [23:22], payload_sig_sel [21:8])
+    value = ins.payload_sig_sel_size << 14 | ins.payload_sig_sel
     index, shift = half >> 1, 16 * (half & 1)
     gpr = thread.gpr
     gpr[index] = (gpr[index] & ~(0xFFFF << shift) & MASK32) | (value << shift)

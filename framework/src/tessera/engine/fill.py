@@ -21,6 +21,7 @@ from tessera.engine.blocks import BlockBuilder
 from tessera.engine.decodecache import DecodeCache
 from tessera.errors import ConfigError, PluginError, TesseraError
 from tessera.isa.instruction import Instruction, seal, unseal
+from tessera.isa.registry import SemanticRef, resolve
 from tessera.types import HookCall
 
 
@@ -114,6 +115,7 @@ class DecodeFiller:
         self.breakpoints = machine.breakpoints
         regfiles = {rf.name for rf in arch.register_files if rf.storage}
         self.blocks = BlockBuilder(self.cache, regfiles)
+        self._variants: dict[Any, tuple[Any, ...]] = {}  # row → its declared variants, resolved
 
     def decode(self, word: int, pc: int) -> Instruction:
         for impl in self.decode_hooks:
@@ -143,11 +145,28 @@ class DecodeFiller:
             raise PluginError(f"{hook} raised {type(exc).__name__}: {exc}",
                               plugin=impl.plugin_name, pc=pc, word=word) from exc
 
+    def _check_swap(self, ins: Instruction, pc: int, word: int) -> None:
+        """``refine`` changed the function: it must be one the row declares (Encoding.variants)."""
+        enc = ins.encoding
+        allowed = self._variants.get(enc)
+        if allowed is None:
+            allowed = self._variants[enc] = tuple(resolve(fn) for _, fn in enc.variants)
+        if not any(ins.run is fn for fn in allowed):
+            name = getattr(ins.run, "__qualname__", None) or repr(ins.run)
+            raise PluginError(f"{self.arch.name}: refine made {enc.mnemonic} run {name}, which its row "
+                              "does not declare; list it in the row's variants and install it with "
+                              "tessera.isa.swap", plugin=self.arch.name, pc=pc, word=word)
+
     def fill(self, pc: int) -> Instruction:
         word, region = self.space.fetch(pc, self.size)
         ins = unseal(self.decode(word, pc))  # a decode hook may hand back an entry filled before
+        run = ins.run
+        if type(run) is SemanticRef:  # the row names its function: bind it once, here
+            ins.run = run = run.resolve()
         if self.arch.refine is not None:
             self.arch.refine(ins, self.peek)
+            if ins.run is not run and ins.run is not None:
+                self._check_swap(ins, pc, word)
         try:
             ins.cycles = int(self.timing.cycles(ins))
         except Exception as exc:

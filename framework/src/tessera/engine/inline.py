@@ -307,20 +307,23 @@ def rebound_globals(namespace: dict[str, Any]) -> frozenset[str]:
     A ``global NAME`` statement means the module treats ``NAME`` as changing state,
     so blocks read it when they run (like stepping does) instead of baking the value
     in.  Found from the module's source once per module; no source, nothing found.
+    The namespace of a :func:`tessera.isa.specialised` copy carries its module's
+    ``__name__`` and gets the module's answer (its code is the module's code).
     """
     name = namespace.get("__name__", "")
     found = _REBOUND.get(name)
     if found is None:
-        found = frozenset()
         module = sys.modules.get(name)
-        if module is not None and getattr(module, "__dict__", None) is namespace:
-            try:
-                tree = ast.parse(inspect.getsource(module))
-            except (OSError, TypeError, SyntaxError, ValueError):
-                tree = None
-            if tree is not None:
-                found = frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global)
-                                  for n in node.names)
+        if module is None:
+            return frozenset()  # not (yet) a module: ask again later rather than remember nothing
+        found = frozenset()
+        try:
+            tree = ast.parse(inspect.getsource(module))
+        except (OSError, TypeError, SyntaxError, ValueError):
+            tree = None
+        if tree is not None:
+            found = frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global)
+                              for n in node.names)
         _REBOUND[name] = found
     return found
 

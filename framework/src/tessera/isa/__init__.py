@@ -19,15 +19,16 @@ from tessera.isa.description import (
 from tessera.isa.disasm import Disassembler
 from tessera.isa.encoder import Encoder
 from tessera.isa.instruction import Instruction
+from tessera.isa.registry import SemanticRef, SemanticsRegistry, specialised, swap
 
 if TYPE_CHECKING:
     from tessera.isa.asm import Assembler, Program, assemble
-    from tessera.isa.registry import SemanticsRegistry
 
 __all__ = [
     "Architecture", "CacheSpec", "Encoding", "Example", "Field", "MemoryRegionSpec", "RegisterFile",
     "CONTROL_FLAGS", "TRANSFER_FLAGS",
-    "Decoder", "Disassembler", "Encoder", "Instruction", "ILLEGAL", "SemanticsRegistry",
+    "Decoder", "Disassembler", "Encoder", "Instruction", "ILLEGAL",
+    "SemanticRef", "SemanticsRegistry", "specialised", "swap",
     "Assembler", "Program", "assemble",
 ]
 
@@ -44,13 +45,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(asm, name)
         globals()[name] = value
         return value
-    if name == "SemanticsRegistry":  # also on first use: it imports pkgutil, which the engine never needs
-        from tessera.isa.registry import SemanticsRegistry
-
-        globals()[name] = SemanticsRegistry
-        return SemanticsRegistry
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_ASSEMBLER_NAMES, "SemanticsRegistry"})
+    return sorted({*globals(), *_ASSEMBLER_NAMES})

@@ -75,6 +75,18 @@ def _pieces(value: Any) -> tuple[tuple[int, int], ...]:
     return tuple((int(hi), int(lo)) for hi, lo in value)
 
 
+def _variants(value: Any) -> tuple[tuple[str, Any], ...]:
+    """``{"x0": nop}`` or pairs → a tuple of pairs (hashable, so rows stay hashable)."""
+    pairs = tuple(value.items()) if isinstance(value, Mapping) else tuple(tuple(p) for p in value)
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"variant names repeat: {names}")
+    for name, fn in pairs:
+        if not isinstance(name, str) or not callable(fn):
+            raise ConfigError(f"variant {name!r}: needs a name and a callable, got {fn!r}")
+    return pairs
+
+
 def _names(value: Iterable[str]) -> frozenset[str]:
     """Accept any iterable of names (a set literal, a list) as a ``frozenset[str]``.
 
@@ -279,6 +291,13 @@ class Encoding:
     ``load`` …) are free-form.  ``suffix`` names an enum field written as a mnemonic suffix
     (``ld.b``: the size field); a slot written ``{name?}`` (last in the syntax only) is
     an optional operand whose field has a default.
+
+    ``semantics`` is the function the row runs: a :class:`~tessera.isa.registry.SemanticRef`
+    (``REGISTRY.ref("add")``, the way every shipped architecture binds its rows) or any
+    callable.  ``variants`` (``{"x0": nop}``) declares the other functions
+    ``Architecture.refine`` may install for a decoded instance of the row, with
+    :func:`~tessera.isa.registry.swap`; the engine refuses any other swap, so every
+    function a row can run is listed on the row (``tessera semantics``).
     """
 
     mnemonic: str
@@ -290,6 +309,7 @@ class Encoding:
     flags: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     doc: str = ""
     suffix: str | None = None
+    variants: tuple[tuple[str, Callable[..., int | None]], ...] = attrs.field(default=(), converter=_variants)
 
     def __attrs_post_init__(self) -> None:
         if self.match & ~self.mask:
@@ -300,6 +320,17 @@ class Encoding:
             raise ConfigError(f"{self.mnemonic}: only the last operand may be optional")
         if self.suffix is not None and self.suffix in slots:
             raise ConfigError(f"{self.mnemonic}: field {self.suffix!r} is both suffix and operand")
+
+    def variant(self, name: str) -> Callable[..., int | None] | None:
+        """The function declared as variant ``name`` (``None`` if the row declares none)."""
+        for key, fn in self.variants:
+            if key == name:
+                return fn
+        return None
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        return tuple(key for key, _ in self.variants)
 
     @property
     def control_flags(self) -> frozenset[str]:
@@ -398,8 +429,10 @@ class Architecture:
       (rfPhoenix's immediate postfixes): ``peek(address)`` returns the instruction
       word at ``address`` or ``None`` if it cannot be fetched.  It may change operand
       attributes, ``ins.next`` and ``ins.span`` (the bytes the instruction depends on,
-      so that writing any of them invalidates the decoded entry).  Called once per
-      decode-cache fill.
+      so that writing any of them invalidates the decoded entry), and switch the
+      function it runs to one of its row's declared ``variants``
+      (:func:`~tessera.isa.registry.swap`).  Called once per decode-cache fill, after
+      the engine has resolved the row's :class:`~tessera.isa.registry.SemanticRef`.
     * ``cli_flags`` maps extra ``tessera run`` flags to configuration settings:
       ``{"no-pma": ("pma", False, "disable PMA checks")}`` makes ``--no-pma`` mean
       ``--set pma=false`` for this architecture (and an error for others).
@@ -490,7 +523,15 @@ class Architecture:
             return Disassembler
         return _resolve_class(self.disassembler, f"architecture {self.name}: disassembler")
 
-    def __attrs_post_init__(self) -> None:  # noqa: C901 - to split (issue 14 §5)
+    def __attrs_post_init__(self) -> None:
+        """Refuse an inconsistent description when it is made, not when a program runs."""
+        self._check_basics()
+        self._check_fields()
+        fields = self.field_map
+        for enc in self.encodings:
+            self._check_row(enc, fields)
+
+    def _check_basics(self) -> None:
         if self.word_bits % 8 or self.word_bits <= 0:
             raise ConfigError(f"architecture {self.name}: word_bits must be a positive multiple of 8")
         if self.settings is not None:
@@ -509,7 +550,8 @@ class Architecture:
             if not (isinstance(ext, str) and ext.isalnum() and ext == ext.lower()):
                 raise ConfigError(f"architecture {self.name}: elf_extensions entry {ext!r} must be a "
                                   "lower-case extension name as in an ISA string (e.g. 'xtile')")
-        fields = self.field_map
+
+    def _check_fields(self) -> None:
         files = {rf.name for rf in self.register_files}
         full = (1 << self.word_bits) - 1
         for f in self.fields:
@@ -517,27 +559,28 @@ class Architecture:
                 raise ConfigError(f"{self.name}: field {f.name} names unknown register file {f.regfile}")
             if f.field_mask & ~full:
                 raise ConfigError(f"{self.name}: field {f.name} reaches beyond bit {self.word_bits - 1}")
-        for enc in self.encodings:
-            if enc.mask & ~full:
-                raise ConfigError(f"{self.name}: {enc.mnemonic} mask is wider than the word")
-            if enc.timing not in self.timing:
-                raise ConfigError(f"{self.name}: {enc.mnemonic} uses unknown timing class {enc.timing!r}")
-            for op in enc.operand_names:
-                if op not in fields:
-                    raise ConfigError(f"{self.name}: {enc.mnemonic} syntax names unknown field {op!r}")
-                if fields[op].field_mask & enc.mask:
-                    raise ConfigError(f"{self.name}: {enc.mnemonic} operand {op!r} overlaps the "
-                                      f"fixed bits of its mask {enc.mask:#x}")
-            for op in filter(None, (enc.suffix, enc.optional_operand)):
-                if fields[op].default is None:
-                    raise ConfigError(f"{self.name}: {enc.mnemonic} field {op!r} is optional or a "
-                                      "suffix, so it needs a default")
-            if enc.suffix is not None:
-                sf = fields[enc.suffix]
-                if sf.kind != "enum" or len(sf.names) < (1 << sf.width):
-                    raise ConfigError(f"{self.name}: {enc.mnemonic} suffix field {enc.suffix!r} must be "
-                                      "an enum naming every value (so every word disassembles to "
-                                      "text that assembles)")
+
+    def _check_row(self, enc: Encoding, fields: Mapping[str, Field]) -> None:
+        if enc.mask & ~((1 << self.word_bits) - 1):
+            raise ConfigError(f"{self.name}: {enc.mnemonic} mask is wider than the word")
+        if enc.timing not in self.timing:
+            raise ConfigError(f"{self.name}: {enc.mnemonic} uses unknown timing class {enc.timing!r}")
+        for op in enc.operand_names:
+            if op not in fields:
+                raise ConfigError(f"{self.name}: {enc.mnemonic} syntax names unknown field {op!r}")
+            if fields[op].field_mask & enc.mask:
+                raise ConfigError(f"{self.name}: {enc.mnemonic} operand {op!r} overlaps the "
+                                  f"fixed bits of its mask {enc.mask:#x}")
+        for op in filter(None, (enc.suffix, enc.optional_operand)):
+            if fields[op].default is None:
+                raise ConfigError(f"{self.name}: {enc.mnemonic} field {op!r} is optional or a "
+                                  "suffix, so it needs a default")
+        if enc.suffix is not None:
+            sf = fields[enc.suffix]
+            if sf.kind != "enum" or len(sf.names) < (1 << sf.width):
+                raise ConfigError(f"{self.name}: {enc.mnemonic} suffix field {enc.suffix!r} must be "
+                                  "an enum naming every value (so every word disassembles to "
+                                  "text that assembles)")
 
     @property
     def word_bytes(self) -> int:

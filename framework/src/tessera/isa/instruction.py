@@ -56,9 +56,10 @@ class Instruction:
         return (Instruction, (self.encoding, self.word, self.address, self.size, self.operands))
 
 
-#: What may still change on a sealed instruction: the function the engine calls
-#: (lazily resolved semantics rebind it on first use, as Tensix's do).
-WRITABLE_AFTER_FILL = frozenset({"run"})
+#: What may still change on a sealed instruction: nothing.  (``run`` once was: late-bound
+#: semantics rebound it on first use.  Rows now name their function with a
+#: :class:`~tessera.isa.SemanticRef`, which the engine resolves before sealing.)
+WRITABLE_AFTER_FILL: frozenset[str] = frozenset()
 
 
 class ReadOnlyInstruction(AttributeError):

@@ -21,6 +21,7 @@ host holding only that architecture's plugin, so the riscv plugin offers the wor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import tessera
@@ -30,54 +31,37 @@ from tessera.bench.targets import Target
 from tessera_riscv.bench import ITERATIONS, Rv32Program
 
 
+def _declining(answer: Callable[[], Any] = lambda: None) -> Any:
+    """A hook implementation that asks for no arguments and answers ``answer()``: "nothing here".
+
+    pluggy passes an implementation only the arguments it names, so one shape serves
+    every hook family; ``answer`` makes a fresh value per call (``list`` for hooks
+    that answer with a list).
+    """
+
+    @tessera.hookimpl
+    def decline(self: Any) -> Any:
+        return answer()
+
+    return decline
+
+
 class IdlePlugin:
     """Implements every run-time hook family and subscribes to nothing."""
 
     TESSERA_API_VERSION = 1
 
-    @tessera.hookimpl
-    def tessera_decode(self, machine: Any, arch: Any, word: int, address: int) -> None:
-        return None
-
-    @tessera.hookimpl
-    def tessera_execute_instrument(self, machine: Any, arch: Any, ins: Any) -> None:
-        return None
-
-    @tessera.hookimpl
-    def tessera_execute_observe(self, machine: Any, arch: Any, ins: Any) -> None:
-        return None
-
-    @tessera.hookimpl
-    def tessera_memory_regions(self, machine: Any, space: Any) -> list[Any]:
-        return []
-
-    @tessera.hookimpl
-    def tessera_memory_watches(self, machine: Any, space: Any) -> list[Any]:
-        return []
-
-    @tessera.hookimpl
-    def tessera_sync_event(self, machine: Any, event: Any) -> None:
-        return None
-
-    @tessera.hookimpl
-    def tessera_timing_model(self, machine: Any, arch: Any) -> None:
-        return None
-
-    @tessera.hookimpl
-    def tessera_trap(self, machine: Any, agent: Any, trap: Any) -> None:
-        return None
-
-    @tessera.hookimpl
-    def tessera_trap_taken(self, machine: Any, agent: Any, trap: Any) -> None:
-        return None
-
-    @tessera.hookimpl
-    def tessera_run_finished(self, machine: Any, result: Any) -> None:
-        return None
-
-    @tessera.hookimpl
-    def tessera_machine_ready(self, machine: Any) -> None:
-        return None
+    tessera_decode = _declining()
+    tessera_execute_instrument = _declining()
+    tessera_execute_observe = _declining()
+    tessera_memory_regions = _declining(list)
+    tessera_memory_watches = _declining(list)
+    tessera_sync_event = _declining()
+    tessera_timing_model = _declining()
+    tessera_trap = _declining()
+    tessera_trap_taken = _declining()
+    tessera_run_finished = _declining()
+    tessera_machine_ready = _declining()
 
 
 def _nothing(agent: Any, ins: Any) -> None:

@@ -102,7 +102,12 @@ def _overlap(a: Encoding, b: Encoding) -> bool:
 
 def compose(xlen: int, extensions: Iterable[RiscvExtension]) -> tuple[tuple[Field, ...],
                                                                       tuple[Encoding, ...]]:
-    """The fields and encodings of the base table plus ``extensions``, checked for clashes."""
+    """The fields and encodings of the base table plus ``extensions``, checked for clashes.
+
+    Each extension row gains the ``misaligned-fetch`` variant every RISC-V row declares
+    (:func:`tessera_riscv.encoding.with_fetch_trap`): fetched from an address that is
+    not 4-byte aligned, any instruction takes the instruction-address-misaligned trap.
+    """
     field_list = list(fields.fields(xlen))
     by_name = {f.name: ("the base table", f) for f in field_list}
     rows: list[tuple[str, Encoding]] = [("the base table", e) for e in encoding.encodings(xlen)]
@@ -127,7 +132,7 @@ def compose(xlen: int, extensions: Iterable[RiscvExtension]) -> tuple[tuple[Fiel
                     raise ConfigError(f"{_describe(owner, enc)} conflicts with "
                                       f"{_describe(other_owner, other)}: both match word "
                                       f"{enc.match | other.match:#010x}")
-            rows.append((owner, enc))
+            rows.append((owner, encoding.with_fetch_trap(enc)))
     return tuple(field_list), tuple(enc for _, enc in rows)
 
 
@@ -178,7 +183,7 @@ def make_arch(name: str, xlen: int, extensions: Iterable[RiscvExtension] = (),
         dump=dump,
         dump_text=dump_text,
         refine=encoding.refine,
-        control_flow="flags",  # rows declare branch/jump/trap/halt/wait (encoding.ROWS)
+        control_flow="flags",  # rows declare branch/jump/trap/halt/wait (tessera_riscv.semantics.*.ROWS)
         comment_chars="#",
         assembler="tessera_riscv.asm:RiscvAssembler",
         settings=riscv_settings(xlen, exts),

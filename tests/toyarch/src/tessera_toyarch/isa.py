@@ -13,8 +13,8 @@ from __future__ import annotations
 from tessera.control import Trap
 from tessera.errors import MemoryFault
 from tessera.isa import Architecture, Encoding, Example, Field, MemoryRegionSpec, RegisterFile
-from tessera_toyarch import semantics as s
 from tessera_toyarch.board import SETTINGS, build
+from tessera_toyarch.semantics import REGISTRY
 
 OPC = 0xFC00_0000
 ILLEGAL_CAUSE = 2
@@ -50,30 +50,32 @@ def dump(cpu) -> dict:
     return {"core_id": cpu.core_id}
 
 
+#: rows name their semantic function; the engine binds it when it decodes (tessera.isa.registry)
+REF = REGISTRY.ref
 R = "{rd}, {rs1}, {rs2}"
 ENCODINGS = (
-    Encoding("nop", op(0), OPC, "", s.nop),
-    Encoding("add", op(1), OPC | 0x3FFF, R, s.add, "alu"),
-    Encoding("sub", op(2), OPC | 0x3FFF, R, s.sub, "alu"),
-    Encoding("mul", op(3), OPC | 0x3FFF, R, s.mul, "mul"),
-    Encoding("addi", op(4), OPC, "{rd}, {rs1}, {imm}", s.addi, "alu"),
-    Encoding("li", op(5), OPC, "{rd}, {limm}", s.li, "alu"),
-    Encoding("ld", op(6), OPC, "{rd}, {imm}({rs1})", s.ld, "mem"),
-    Encoding("st", op(7), OPC, "{rd}, {imm}({rs1})", s.st, "mem"),
-    Encoding("beq", op(8), OPC, "{rd}, {rs1}, {boff}", s.beq, "branch", {"branch"}),
-    Encoding("bne", op(9), OPC, "{rd}, {rs1}, {boff}", s.bne, "branch", {"branch"}),
-    Encoding("jmp", op(10), OPC, "{joff}", s.jmp, "branch", {"jump"}),
-    Encoding("cid", op(11), OPC | 0x3F_FFFF, "{rd}", s.cid, "alu"),
-    Encoding("sem.wait", op(12), OPC | 0x3FF_FF00, "{sem}", s.sem_wait, "sync", {"sync", "wait"}),
-    Encoding("sem.post", op(13), OPC | 0x3FF_FF00, "{sem}", s.sem_post, "sync", {"sync"}),
-    Encoding("bar", op(14), 0xFFFF_FFFF, "", s.bar, "sync", {"sync", "wait"}),
-    Encoding("dma.start", op(15), OPC | 0x3FFF, R, s.dma_start, "sync", {"sync"}),
-    Encoding("dma.wait", op(16), OPC | 0x3F_FFFF, "{rd}", s.dma_wait, "sync", {"sync", "wait"}),
-    Encoding("halt", op(17), OPC | 0x3F_FFFF, "{rd}", s.halt, "alu", {"halt"}),
-    Encoding("csrr", op(18), OPC | 0x3_FFFC, "{rd}, {csr}", s.csrr, "alu"),
-    Encoding("csrw", op(19), OPC | 0x3C0_3FFC, "{csr}, {rs1}", s.csrw, "alu"),
-    Encoding("eret", op(20), 0xFFFF_FFFF, "", s.eret, "branch", {"jump", "trap"}),
-    Encoding("ecall", op(21), 0xFFFF_FFFF, "", s.ecall, "alu", {"trap"}),
+    Encoding("nop", op(0), OPC, "", REF("nop")),
+    Encoding("add", op(1), OPC | 0x3FFF, R, REF("add"), "alu"),
+    Encoding("sub", op(2), OPC | 0x3FFF, R, REF("sub"), "alu"),
+    Encoding("mul", op(3), OPC | 0x3FFF, R, REF("mul"), "mul"),
+    Encoding("addi", op(4), OPC, "{rd}, {rs1}, {imm}", REF("addi"), "alu"),
+    Encoding("li", op(5), OPC, "{rd}, {limm}", REF("li"), "alu"),
+    Encoding("ld", op(6), OPC, "{rd}, {imm}({rs1})", REF("ld"), "mem"),
+    Encoding("st", op(7), OPC, "{rd}, {imm}({rs1})", REF("st"), "mem"),
+    Encoding("beq", op(8), OPC, "{rd}, {rs1}, {boff}", REF("beq"), "branch", {"branch"}),
+    Encoding("bne", op(9), OPC, "{rd}, {rs1}, {boff}", REF("bne"), "branch", {"branch"}),
+    Encoding("jmp", op(10), OPC, "{joff}", REF("jmp"), "branch", {"jump"}),
+    Encoding("cid", op(11), OPC | 0x3F_FFFF, "{rd}", REF("cid"), "alu"),
+    Encoding("sem.wait", op(12), OPC | 0x3FF_FF00, "{sem}", REF("sem_wait"), "sync", {"sync", "wait"}),
+    Encoding("sem.post", op(13), OPC | 0x3FF_FF00, "{sem}", REF("sem_post"), "sync", {"sync"}),
+    Encoding("bar", op(14), 0xFFFF_FFFF, "", REF("bar"), "sync", {"sync", "wait"}),
+    Encoding("dma.start", op(15), OPC | 0x3FFF, R, REF("dma_start"), "sync", {"sync"}),
+    Encoding("dma.wait", op(16), OPC | 0x3F_FFFF, "{rd}", REF("dma_wait"), "sync", {"sync", "wait"}),
+    Encoding("halt", op(17), OPC | 0x3F_FFFF, "{rd}", REF("halt"), "alu", {"halt"}),
+    Encoding("csrr", op(18), OPC | 0x3_FFFC, "{rd}, {csr}", REF("csrr"), "alu"),
+    Encoding("csrw", op(19), OPC | 0x3C0_3FFC, "{csr}, {rs1}", REF("csrw"), "alu"),
+    Encoding("eret", op(20), 0xFFFF_FFFF, "", REF("eret"), "branch", {"jump", "trap"}),
+    Encoding("ecall", op(21), 0xFFFF_FFFF, "", REF("ecall"), "alu", {"trap"}),
 )
 
 FIELDS = (
