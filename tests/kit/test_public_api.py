@@ -46,12 +46,6 @@ _CLI_ITSELF = ("the conformance suite checks plugins' commands and run options a
 
 #: ``(file relative to the repository, what it uses) -> why`` this use is allowed for now.
 KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("plugins/trace/src/tessera_trace/formats/commit.py", "tessera.engine.blocks.hot_threshold"):
-        _RECORD_OPERATION,
-    ("plugins/trace/src/tessera_trace/formats/commit.py", "tessera.engine.capture.Capture"): _RECORD_OPERATION,
-    ("plugins/trace/src/tessera_trace/formats/commit.py", "tessera.engine.capture.static_writes"):
-        _RECORD_OPERATION,
-    ("plugins/trace/src/tessera_trace/cli.py", "tessera.cli.params.SIZE"): _RECORD_OPERATION,
     ("conformance/src/tessera_conformance/probes.py", "tessera.engine.capture.Capture"): _RECORD_OPERATION,
     ("conformance/src/tessera_conformance/probes.py", "tessera.engine.capture.static_writes"):
         _RECORD_OPERATION,

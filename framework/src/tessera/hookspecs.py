@@ -176,6 +176,13 @@ def tessera_execute_observe(
     calls observers inside them, in retirement order: tracing and profiling stay
     cheap.  ``agent.next_pc`` is *not* maintained for observers.  A raising observer
     stops the run with a ``PluginError`` naming the plugin.
+
+    An observer that keeps a record of what instructions change (the registers each
+    retirement changed, with their new values) should be the core's record
+    operation, ``tessera.engine.record.Record(sink, unchanged, changed,
+    otherwise).observer()``: the core works out what the instruction writes and
+    compiles the record into the fast engine's blocks (no call per retirement), and
+    both engines record the same.
     """
 
 

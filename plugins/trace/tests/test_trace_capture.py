@@ -1,7 +1,8 @@
-"""The commit-log formats' fast path: captures compiled into blocks, and the ledger.
+"""The commit-log formats' fast path: the core's record operation, and the ledger.
 
-The text and JSON-lines formats record a retirement as a token (and a value) —
-inside translated blocks without any call — and format thousands of records at once.  These tests
+The text and JSON-lines formats record a retirement as a token (and a value) through
+the core's record operation (tessera.engine.record) — inside translated blocks
+without any call — and format thousands of records at once.  These tests
 pin what that must never change: the trace is the same on both engines and across
 every buffer boundary (records held, loop iterations per block call, agents
 switching), the bulk formatter writes exactly what the per-record one writes, and
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from trace_support import RV_LOOP, TOY_SEM, instructions, retired, rv_machine, toy_machine, trace, word
 
 import tessera_trace
-from tessera.engine import capture
+from tessera.engine import record
 from tessera.errors import TesseraError
 from tessera_trace import ledger as ledger_module
 from tessera_trace.ledger import LITERAL, Ledger
@@ -65,7 +66,7 @@ def test_a_traced_loop_runs_as_a_block_with_captures_and_no_calls(fmt):
 
 @pytest.mark.parametrize("fmt", COMMIT)
 def test_the_trace_is_the_same_across_every_buffer_and_loop_boundary(fmt):
-    n = 3 * capture.LOOP_CAP + 7             # several block calls; ~5n records: several drains
+    n = 3 * record.LOOP_CAP + 7             # several block calls; ~5n records: several drains
     fast, step = both(RV_ALU.format(n=n), fmt)
     assert fast == step
     if fmt == "jsonl":
@@ -96,6 +97,46 @@ def test_filters_and_the_limit_apply_on_the_fast_path(kw, fmt):
         assert len(fast.encode()) <= 20_000 + 300 and "trace cut after" in fast.splitlines()[-1]
     if kw.get("window") == "100:5000":
         assert len(instructions(fast)) == 4900
+
+
+@pytest.mark.parametrize("fmt", COMMIT)
+def test_a_windowed_trace_is_compiled_too_and_stops_the_tracer_at_its_end(fmt):
+    m = rv_machine(RV_ALU.format(n=3000), engine="fast")
+    out = io.StringIO()
+    tracer = tessera_trace.attach(m, fmt, out, window="2000:9000", autoclose=None)
+    m.run(max_steps=5000, raise_on_budget=False)      # inside the window
+    loops = [b for b in m.space.decode_cache("rv32im").blocks.values() if b.loop]
+    assert loops and loops[0].captured == 5            # the window filters what the sink records
+    assert not tracer.stopped
+    m.run()
+    assert tracer.stopped                              # record 9000 was reached
+    tracer.close()
+    assert out.getvalue() == trace(rv_machine(RV_ALU.format(n=3000), engine="step"), fmt, window="2000:9000")
+    assert len(instructions(out.getvalue())) == 7000
+
+
+@pytest.mark.parametrize("fmt", COMMIT)
+@pytest.mark.parametrize("resync", [True, False])
+def test_registers_poked_between_runs_are_reported_the_same_on_both_engines(fmt, resync):
+    got = {}
+    for engine in ("fast", "step"):
+        m = rv_machine(RV_ALU.format(n=400), engine=engine)
+        out = io.StringIO()
+        tracer = tessera_trace.attach(m, fmt, out, autoclose=None)
+        m.run(max_steps=1000, raise_on_budget=False)
+        hart = m.agent("hart0")
+        hart.x[14] = 0x5EED                    # a4: an ALU instruction of the loop writes it
+        hart.x[20] = 0xBEEF                    # s4: no instruction writes it
+        if resync:
+            tracer.resync()
+        m.run()
+        tracer.close()
+        got[engine] = out.getvalue()
+    assert got["fast"] == got["step"]
+    shown = ("a4=0x00005eed", "s4=0x0000beef") if fmt == "text" else ('"a4":24301', '"s4":48879')
+    assert shown[0] not in got["fast"]         # the next xor writes a4: its own value is shown
+    # only an instruction whose writes are not known (the ecall) compares s4
+    assert (shown[1] in got["fast"]) is not resync
 
 
 @pytest.mark.parametrize("fmt", COMMIT)

@@ -1,14 +1,15 @@
-"""Observers the fast engine compiles into its blocks instead of calling them.
+"""The compiled form of the record operation: observers the fast engine inlines.
 
 An execute-observe observer (``tessera_execute_observe``) is a Python call after
 every retirement: about 25 ns before it does anything, which dwarfs the 40–50 ns a
 translated instruction costs.  A *record-keeping* observer — one that only notes,
-per retirement, whether one register changed and its new value (a commit-log
-tracer, a register-coverage tool) — can instead describe what it does with a
-:class:`Capture`, attached to the observer function as ``observer.capture``.  When
-the block translator can prove that the instruction changes no register other than
-``capture.register`` (:func:`static_writes`), it emits, right after the
-instruction::
+per retirement, whether one register changed and its new value — can instead be
+compiled into the block.  Plugins ask for that through the public
+:mod:`tessera.engine.record` (``Record(...).observer()``), which builds the observer
+and, once it knows what the instruction writes, attaches a :class:`Capture` to it
+as ``observer.capture``.  When the block translator can prove that the instruction
+changes no register other than ``capture.register`` (:func:`static_writes`), it
+emits, right after the instruction::
 
     value = <register file>[index]
     if value != shadow[index]:        # shadow: the sink's copy of that register file
@@ -23,10 +24,11 @@ call of the block (``shadow = shadows[file]``).  With no register
 (``register=None``) only ``record(capture.unchanged)`` remains.  Everywhere else —
 the step engine, stepped instructions, a block translated for another agent class,
 an instruction whose writes are not known — the observer itself is called, and it
-must do exactly the same thing, so results never depend on the engine (the
-conformance check ``engine-equivalence`` compares them).
+does exactly the same, so results never depend on the engine (the conformance
+check ``engine-equivalence`` compares them).
 
-Two rules keep that true:
+An observer built by hand may carry a ``Capture`` too (the conformance probes' does),
+as long as it keeps the two rules :mod:`tessera.engine.record` keeps for its own:
 
 * the observer computes its register from :func:`static_writes` for the agent's
   class (the same analysis the translator runs) and sets ``capture`` only for

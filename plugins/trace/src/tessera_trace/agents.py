@@ -34,7 +34,8 @@ class AgentState:
         self.offset = 0                   # time spent parked, which the agent's counter does not see
         self.lives: list[list[int]] = []
         self.shadows: list[list[int]] = []
-        #: the shadows by register-file name (what the fast engine's captures compare with)
+        #: the shadows by register-file name: what the core's record operation compares
+        #: with.  Always this one dict (resync refills it), so a sink's answer stays valid.
         self.shadow_map: dict[str, list[int]] = {}
         self.resync()
 
@@ -47,7 +48,8 @@ class AgentState:
             live = regs.get(name)
             self.lives.append(live if isinstance(live, list) else [])
         self.shadows = [list(live) for live in self.lives]
-        self.shadow_map = dict(zip(files, self.shadows, strict=True))
+        self.shadow_map.clear()
+        self.shadow_map.update(zip(files, self.shadows, strict=True))
 
     def now(self) -> int:
         """The agent's clock: its committed cycles (plus time parked), or later if it retired since."""

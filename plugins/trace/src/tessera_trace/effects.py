@@ -1,11 +1,8 @@
 """Register and memory effects of one retired instruction, as text pieces.
 
-The format observers keep a fast path for the two common cases — the instruction
-changed nothing, or it changed exactly the one register it changed last time (its
-*primary* register, learnt on its first retirement) — which costs one comparison of
-the register lists in C.  Everything else goes through :func:`changes`, which finds the
-changed registers one by one, in register-file order, so a line is the same however
-the primary was learnt.
+Which registers an instruction changed is found by the core's record operation
+(:mod:`tessera.engine.record`); :func:`changes` finds what *trap entry* changed (the
+trap notes), register by register in register-file order, as the core does.
 
 Numbers are formatted with the cheapest exact operations CPython has:
 ``int.to_bytes(n, "big").hex()`` gives zero-padded hex at about half the cost of

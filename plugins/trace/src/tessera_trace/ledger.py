@@ -4,7 +4,8 @@ Formatting one line per retirement in Python — the numbers, the string buildin
 costs several times what executing the instruction does.  So a retirement only
 appends a small integer *token* (which line of which instruction: with or without
 its register effect) and, when a register changed, the register's value.  The fast
-engine does even that without calling anything (:mod:`tessera.engine.capture`).
+engine does even that without calling anything (the core's record operation,
+:mod:`tessera.engine.record`).
 Every :data:`DRAIN_AT` records the ledger turns them into bytes at once:
 
 * hex values (``--trace text``): the tokens' pre-encoded lines are joined, then all
