@@ -180,6 +180,7 @@ def test_single_step_a_named_agent():
     m = new_machine(prog(*sum_loop(N)))
     r = m.step("core1")
     assert r.steps == 1 and r.agent == "core1" and r.pc == 4
+    assert (m.scheduler.turn, m.scheduler.left) == (0, 0)  # a debugger's step: not core1's turn
     assert m.agent("core1").instret == 1 and m.agent("core0").instret == 0
     assert m.total_steps == 1
     for _ in range(STEPS_PER_CORE + 3):
@@ -311,8 +312,8 @@ def test_solo_quantum_applies_only_while_one_agent_is_runnable():
     m.run(max_steps=2, raise_on_budget=False)
     # step 1: core0 and the dma engine are runnable (one step); the engine then parks;
     # step 2: core0 is alone and gets the long quantum
-    assert m._left == 511
+    assert m.scheduler.left == 511
     m2 = Machine(arch, host=None, config={"echo": False, "cores": 2})
     m2.space.write_bytes(0, prog(*sum_loop(N)), force=True)
     m2.run(max_steps=1, raise_on_budget=False)
-    assert m2._left == 0  # two runnable cores: one step each, fine-grained
+    assert m2.scheduler.left == 0  # two runnable cores: one step each, fine-grained

@@ -136,6 +136,36 @@ def test_restore_in_another_process(tmp_path, reference):
     assert (reason, int(code), digest) == ("halted", sum(range(9)), ref_hash)
 
 
+def test_a_snapshot_of_the_older_layout_resumes_at_the_same_scheduler_position(reference, monkeypatch):
+    # before tessera.machine.scheduler, the position was two machine attributes, _rr and _left
+    ref_hash, _total = reference
+    m = fresh()
+    m.run(max_steps=QUANTUM + 2, raise_on_budget=False)
+    position = (m.scheduler.turn, m.scheduler.left)
+    assert position == (1, QUANTUM - 2)  # core1, mid-quantum: the position matters
+    current = Machine.__getstate__
+
+    def older_layout(machine):
+        state = current(machine)
+        scheduler = state.pop("scheduler")
+        state["_rr"], state["_left"] = scheduler.turn, scheduler.left
+        return state
+
+    monkeypatch.setattr(Machine, "__getstate__", older_layout)
+    data = m.snapshot()
+    monkeypatch.undo()
+    assert b"_left" in data and b"Scheduler" not in data
+    restored = Machine.restore(data, host=make_host())
+    assert (restored.scheduler.turn, restored.scheduler.left) == position
+    assert "_rr" not in vars(restored) and "_left" not in vars(restored)
+    restored.run()
+    assert restored.state_hash() == ref_hash
+    again = Machine.restore(data, host=make_host())
+    core1 = again.agent("core1").instret
+    again.step()  # the next step is core1's, as in the run that was saved (core0's from (0, 0))
+    assert again.agent("core1").instret == core1 + 1
+
+
 def test_state_hash_changes_with_state():
     m = fresh()
     h0 = m.state_hash()

@@ -6,6 +6,9 @@ TESSERA_API_VERSION = 1
 
 #: What the conformance suite should expect (docs/conformance.md): everything passes.
 TESSERA_CONFORMANCE: dict = {"xfail": {}}
+#: The ELF files its architectures run (docs/writing-plugins.md): none, so choosing an
+#: architecture for an ELF (``tessera run prog.elf``) never needs to build rfPhoenix.
+TESSERA_ELF_MACHINES: dict = {}
 
 
 @tessera.hookimpl

@@ -5,6 +5,9 @@ from __future__ import annotations
 import tessera
 
 TESSERA_API_VERSION = 1
+#: The ELF files its architectures run (docs/writing-plugins.md): none, so choosing an
+#: architecture for an ELF (``tessera run prog.elf``) never needs to build the Tensix tables.
+TESSERA_ELF_MACHINES: dict = {}
 
 
 @tessera.hookimpl

@@ -5,6 +5,9 @@ from __future__ import annotations
 import tessera
 
 TESSERA_API_VERSION = 1
+#: The ELF files its architecture runs (docs/writing-plugins.md): RISC-V (EM_RISCV, 243)
+#: ones whose build attributes name xtile, so ``tessera run prog.elf`` builds it only for those.
+TESSERA_ELF_MACHINES = {"tile": (243, ("xtile",))}
 
 
 @tessera.hookimpl

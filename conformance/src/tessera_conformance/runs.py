@@ -19,11 +19,10 @@ import attrs
 import pytest
 
 from tessera.errors import TesseraError
-from tessera.machine import Machine
+from tessera.machine import Machine, configure_tools
 from tessera_conformance.discovery import Suite
 from tessera_conformance.probes import Recorder, Selective, chunk_digests
 from tessera_conformance.programs import Outcome, Program, run, start
-from tessera_conformance.tooloptions import configure as run_configure
 
 RECORDER = "conformance-recorder"
 
@@ -83,14 +82,15 @@ def configure(suite: Suite, program: Program, machine: Machine) -> Machine:
     values = suite.options_for(program)
     own = set(plugins_for(suite, program))
 
-    def refused(plugin: str, message: str) -> None:
+    def refused(plugin: str, error: Exception) -> None:
         given = suite.tool_options.describe(values, [plugin])
-        what = f"plugin {plugin}: {message}" + (f" (tool options: {given})" if given else "")
+        what = (f"plugin {plugin}: tessera_run_configure raised {type(error).__name__}: {error}"
+                + (f" (tool options: {given})" if given else ""))
         if plugin in own:
             raise ProgramBroken(f"{program.label()}: {what}")
         pytest.fail(f"{program.label()}: {what}", pytrace=False)
 
-    run_configure(machine, values, refused)
+    configure_tools(machine, values, refused)
     return machine
 
 

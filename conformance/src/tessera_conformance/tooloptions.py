@@ -2,9 +2,10 @@
 
 ``tessera run`` hands every plugin's ``tessera_run_configure(machine, options)`` the values
 of the options plugins add with ``tessera_run_options`` — the defaults of those the user
-did not give — after loading the program and before the run.  The suite does the same
-for every machine it builds for a program (and again after a snapshot is restored, as
-``tessera resume`` does), so a tool whose behaviour depends on its options — a fault
+did not give — after loading the program and before the run.  The suite does the same,
+with the same function (:func:`tessera.machine.configure_tools`), for every machine it
+builds for a program (and again after a snapshot is restored, as ``tessera resume``
+does), so a tool whose behaviour depends on its options — a fault
 injector that injects only with ``--fi-at N`` — is checked doing what its options make
 it do.  The values are, each overriding the one before:
 
@@ -20,7 +21,7 @@ An option is named by its parameter name (``fi_at``) or an option string (``--fi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import click
@@ -187,19 +188,3 @@ class ToolOptions:
                 words.append(f"{opt.opts[0]} {value}")
         return " ".join(words)
 
-
-def configure(machine: Any, values: Mapping[str, Any], on_error: Callable[[str, str], None]) -> None:
-    """Call every ``tessera_run_configure`` of the machine's host with ``values``, as ``tessera run`` does.
-
-    Whatever an implementation raises goes to ``on_error(plugin, message)``, which raises.
-    """
-    from tessera.plugins import call_impl
-
-    host = machine.host
-    if host is None:
-        return
-    for impl in host.impls("tessera_run_configure"):
-        try:
-            call_impl(impl, machine=machine, options=dict(values))
-        except Exception as exc:  # noqa: BLE001 - a ConfigError (exit 64 in tessera run) or a crash
-            on_error(impl.plugin_name, f"tessera_run_configure raised {type(exc).__name__}: {exc}")

@@ -84,6 +84,30 @@ def _declared_api(plugin: Any) -> Any:
     return getattr(plugin, "TESSERA_API_VERSION", None)
 
 
+#: The plugin attribute naming which ELF files its architectures run (see
+#: :meth:`PluginHost.elf_candidates`): ``{architecture: e_machine}`` or
+#: ``{architecture: (e_machine, extensions its build attributes must name)}``.
+ELF_DECLARATION = "TESSERA_ELF_MACHINES"
+
+
+def _elf_declaration(plugin: Any) -> dict[str, tuple[int, frozenset[str]]] | None:
+    """A plugin's ``TESSERA_ELF_MACHINES`` read into ``{architecture: (machine, extensions)}``;
+    ``None`` when it declares nothing usable (then all its architectures are built to see)."""
+    declared = getattr(plugin, ELF_DECLARATION, None)
+    if not isinstance(declared, dict):
+        return None
+    out: dict[str, tuple[int, frozenset[str]]] = {}
+    for name, value in declared.items():
+        machine, extensions = (value, ()) if isinstance(value, int) else (
+            value if isinstance(value, tuple) and len(value) == 2 else (None, ()))
+        if not isinstance(name, str) or not isinstance(machine, int) \
+                or not isinstance(extensions, tuple | list | set | frozenset) \
+                or not all(isinstance(e, str) for e in extensions):
+            return None
+        out[name] = (machine, frozenset(extensions))
+    return out
+
+
 def _import_target(target: str) -> Callable[[], Any]:
     """A loader for ``module.path[:attr]``."""
     modname, _, attr = target.partition(":")
@@ -463,6 +487,36 @@ class PluginHost:
         self.report_failures()
         return found
 
+    def elf_candidates(self, machine: int, extensions: frozenset[str]) -> list[Any]:
+        """The architectures that may run an ELF for ``e_machine`` ``machine`` whose build
+        attributes name ``extensions``, building as few architectures as it can.
+
+        Choosing an architecture from an ELF (``tessera run prog.elf``) should not build
+        every installed one: their tables take most of a short run's time.  A plugin
+        whose ``TESSERA_ELF_MACHINES`` lists the ELF machine (and extensions) of each of
+        its architectures that runs ELF files is built only if one of them is for
+        ``machine`` and needs no extension ``extensions`` lacks; its architectures that
+        are not listed run no ELF files.  A plugin without the declaration has all its
+        architectures built.  Every plugin is imported.  Each architecture built is
+        checked against its plugin's declaration: one that disagrees is a
+        :class:`PluginError`, since a wrong declaration could choose another architecture.
+        """
+        self._load_all()
+        if self._architectures is not None:  # built already: nothing to save
+            found = [arch for arch, _plugin in self._architectures.values()]
+        else:
+            found = []
+            for plugin in list(reversed(self._registered)):  # the order hooks are called in
+                declared = _elf_declaration(self._records[plugin].plugin)
+                if declared is None:
+                    found += self._provided_by(plugin)
+                elif any(m == machine and ext <= extensions for m, ext in declared.values()):
+                    built = self._provided_by(plugin)
+                    _check_elf_declaration(plugin, declared, built)
+                    found += [a for a in built if a.name in declared]
+        self.report_failures()
+        return found
+
     def _lookup(self, name: str) -> tuple[Any, str] | None:
         """``(Architecture, plugin)`` for ``name``, importing only the plugins that declare it.
 
@@ -529,6 +583,23 @@ class PluginHost:
     def declared_architectures(self) -> dict[str, str]:
         """``{architecture: plugin}`` as the ``tessera.architectures`` metadata declares it."""
         return {arch: plugin for plugin, names in self._declared.items() for arch in names}
+
+
+def _check_elf_declaration(plugin: str, declared: dict[str, tuple[int, frozenset[str]]],
+                           built: list[Any]) -> None:
+    """Refuse a ``TESSERA_ELF_MACHINES`` that disagrees with the architectures it describes."""
+
+    def words(elf: tuple[int, frozenset[str]] | None) -> str:
+        if elf is None:
+            return "no ELF files"
+        return f"ELF machine {elf[0]:#x}" + (f" with {', '.join(sorted(elf[1]))}" if elf[1] else "")
+
+    for arch in built:
+        says = (arch.elf_machine, frozenset(arch.elf_extensions)) if arch.elf_machine else None
+        if declared.get(arch.name) != says:
+            raise PluginError(f"{ELF_DECLARATION} says architecture {arch.name!r} runs "
+                              f"{words(declared.get(arch.name))}, but its description says "
+                              f"{words(says)}", plugin=plugin)
 
 
 _default: PluginHost | None = None

@@ -14,7 +14,7 @@ from tessera.control import RunInterrupted
 from tessera.errors import ConfigError, PluginError, TesseraError
 from tessera.loaders import FORMATS, load_program
 from tessera.logs import get_logger
-from tessera.machine import ENGINES, Machine
+from tessera.machine import ENGINES, Machine, configure_tools
 from tessera.machine.limits import MAX_COUNT
 from tessera.machine.machine import INTERRUPT_DEFERRED, INTERRUPT_REQUESTED
 from tessera.memory import DEFAULT_MEMORY_CAP
@@ -103,7 +103,8 @@ def execute(machine: Machine, *, max_steps: int, max_cycles: int | None, max_sec
     """Run ``machine`` and report; returns the process exit status.
 
     ``tool_options`` are the values of the options tool plugins added
-    (``tessera_run_options``); they go to ``tessera_run_configure`` before the run.
+    (``tessera_run_options``); they go to ``tessera_run_configure`` before the run
+    (:func:`tessera.machine.configure_tools`, re-exported here for older imports).
     """
     if engine is not None:
         machine.set_engine(engine)
@@ -185,25 +186,6 @@ def run(obj: Any, program: str, arch_name: str | None, fmt: str, load: int | Non
 
 ARCH_FLAG_PREFIX = "arch_flag__"
 TOOL_OPTION_MARK = "_tessera_tool_option"
-
-
-def configure_tools(machine: Machine, options: dict[str, Any]) -> None:
-    """Hand the tool plugins' option values to ``tessera_run_configure`` (before the run).
-
-    A :class:`ConfigError` a plugin raises passes through unchanged (one line, exit 64);
-    any other exception becomes a :class:`PluginError` naming the plugin.
-    """
-    host = machine.host
-    if host is None:
-        return
-    for impl in host.hook_calls("tessera_run_configure"):
-        try:
-            impl(machine=machine, options=dict(options))
-        except TesseraError:
-            raise
-        except Exception as exc:
-            raise PluginError(f"tessera_run_configure raised {type(exc).__name__}: {exc}",
-                              plugin=impl.plugin_name) from exc
 
 
 def add_tool_options(commands: list[click.Command], host: Any) -> None:

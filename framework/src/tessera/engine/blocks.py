@@ -143,6 +143,9 @@ class BlockBuilder:
         self.keep_source = bool(os.environ.get("TESSERA_BLOCK_SOURCE"))
         #: compiling costs about a millisecond a block, so only code run this often is translated
         self.hot = hot_threshold()
+        #: each distinct value blocks baked in, and the blocks (by start) that baked it in:
+        #: what :meth:`revalidate` checks, once per value however many blocks share it
+        self._watched: dict[tuple[Any, ...], tuple[Any, dict[int, Block]]] = {}
 
     def build(self, pc: int, agent: Any = None) -> Block | None:
         """The block at ``pc``; ``None`` (step this time) while the PC is cold or uncached."""
@@ -191,6 +194,9 @@ class BlockBuilder:
         members = self.cache.block_members
         for a in addresses:
             members.setdefault(a, []).append(block)
+        for dep in block.deps:
+            key = (dep.kind, id(dep.holder), dep.name, id(dep.value))  # the entry keeps both alive
+            self._watched.setdefault(key, (dep, {}))[1][block.start] = block
         return block
 
     def _compile(self, block: Block, agent: Any) -> None:
@@ -362,8 +368,17 @@ class BlockBuilder:
 
         Called when a run starts (:meth:`tessera.machine.Machine.run`): a value changed
         between two runs of one machine is seen by the next run, as stepping sees it.
+        Each distinct value is checked once (``_watched``, filled by :meth:`_register`),
+        so a run costs the few globals the blocks share, not a walk over every block:
+        a debugger running one step at a time pays that at every step.
         Returns how many blocks were dropped (they are translated again when hot)."""
-        stale = [b for b in self.blocks.values() if b.deps and not inline.unchanged(b.deps)]
+        changed = [key for key, (dep, _blocks) in self._watched.items() if not dep.holds()]
+        found: dict[int, Block] = {}
+        for key in changed:
+            for block in self._watched.pop(key)[1].values():
+                if self.blocks.get(block.start) is block:  # replaced or dropped ones are gone already
+                    found[id(block)] = block
+        stale = list(found.values())
         members = self.cache.block_members
         for block in stale:
             block.stale = True
@@ -381,15 +396,11 @@ class BlockBuilder:
     def _call(fn: Any, ins: Any, k: int, binder: inline.Binder, *, last: bool) -> list[ast.stmt]:
         """Statements calling ``fn(cpu, ins)`` for an instruction that is not inlined.
 
-        A semantic that is not a plain function (a callable object) may rebind ``ins.run``
-        when it runs — Tensix's lazily resolved semantics do — so unless observers wrap
-        it, the block calls ``ins.run`` as found at run time, exactly as stepping does.
+        ``fn`` is bound as a constant of the block: a sealed instruction's function
+        never changes (rows are bound before the entry is sealed, see ``fill``).
         """
         insname = binder.bind("I", ins)
-        if isinstance(fn, types.FunctionType) or ins.observers:
-            target: ast.expr = ast.Name(binder.bind("S", fn), ast.Load())
-        else:
-            target = ast.Attribute(ast.Name(insname, ast.Load()), "run", ast.Load())
+        target = ast.Name(binder.bind("S", fn), ast.Load())
         call = ast.Call(target, [ast.Name("cpu", ast.Load()), ast.Name(insname, ast.Load())], [])
         if not last:
             return [ast.Expr(call)]

@@ -69,139 +69,213 @@ class CpuAgent(Agent):
         self._filler = machine.decode_filler(self.arch, self.space)
 
     # ------------------------------------------------------------------ execution
+    #
+    # A slice is one or more *loops*, each running from ``self.pc`` until its budget
+    # ends or an exception leaves it: the step loop (one decode-cache entry at a time)
+    # or the block loop (translated blocks, stepping where there is no block).  Each
+    # loop keeps the PC, the cycle count and the steps taken in locals — attribute
+    # writes per instruction would cost more than the instruction — and commits them
+    # to the agent when it ends: normally at its end, or in :meth:`_settle` when an
+    # exception leaves it.  A trap taken there counts as a step and the slice goes on
+    # with a new loop at the handler.
 
-    def run_slice(self, limit: int, cycle_limit: float = _INF) -> int:  # noqa: C901 - to split (issue 14 §5)
+    def run_slice(self, limit: int, cycle_limit: float = _INF) -> int:
         """Execute up to ``limit`` steps (instructions retired plus traps taken).
 
         ``self.pc``, ``self.cycles`` and ``self.instret`` are exact whenever this
         returns or raises, so a stopped run can be inspected, snapshotted or resumed.
         """
+        machine = self.machine
+        engine = machine.engine if machine is not None else "step"
+        if engine == "step":
+            blocks = None
+        elif engine == "fast":
+            blocks = self._filler.cache.blocks
+        else:
+            blocks = self._checked_blocks()
+        self.space.current_agent = self
+        n = 0
+        while True:
+            if blocks is None:
+                k, trapped = self._step_loop(limit - n, cycle_limit)
+            else:
+                k, trapped = self._block_loop(limit - n, cycle_limit, blocks)
+            n += k
+            if not trapped or n >= limit or self.status == HALTED:
+                return n
+
+    def _checked_blocks(self) -> Any:
+        """The block table of ``--engine check``: a view of the decode cache's blocks whose
+        calls are each repeated by stepping and compared (:mod:`tessera.engine.check`)."""
+        from tessera.engine.check import blocks_for
+
+        return blocks_for(self, self._filler)
+
+    def _step_loop(self, room: int, cycle_limit: float) -> tuple[int, bool]:
+        """The step engine: up to ``room`` instructions, one decode-cache entry each.
+
+        This is the reference behaviour the fast engine must reproduce, so it is the
+        plainest loop there is.  Returns ``(steps used, trap taken)``.
+        """
         filler = self._filler
         cache = filler.cache
         fill = filler.fill
-        engine = self.machine.engine if self.machine is not None else "step"
-        fast = engine != "step"
-        blocks = cache.blocks
-        if engine == "check":  # the same loop, each block call checked against stepping
-            from tessera.engine.check import blocks_for
-            blocks = blocks_for(self, filler)
-        build = filler.blocks.build
-        self.space.current_agent = self
         pc = self.pc
         cycles = self.cycles
-        n = 0
+        k = 0
         ins: Any = None
-        while True:
-            k = 0
-            room = limit - n
-            try:
-                if fast:
-                    while k < room and cycles < cycle_limit:
-                        b = blocks.get(pc)
-                        if b is not None and k + b.n <= room and cycles + b.guard < cycle_limit:
-                            try:
-                                if b.loop:  # as many whole iterations as the budgets allow
-                                    budget = (room - k) // b.n
-                                    if budget > b.cap:  # blocks with captures: see tessera.engine.capture
-                                        budget = b.cap
-                                    if cycle_limit != _INF and b.cycles:
-                                        budget = min(budget, -(-(cycle_limit - cycles - b.guard) // b.cycles))
-                                    pc, it = b.fn(self, int(budget))
-                                    cycles += b.cycles * it
-                                    k += b.n * it
-                                    continue
-                                pc = b.fn(self)
-                            except BaseException as exc:  # commit exactly the instructions before it
-                                if isinstance(exc, BlockExit):  # its own code was overwritten
-                                    whole, part = divmod(exc.count, b.n)
-                                    k += exc.count
-                                    cycles += b.cycles * whole + b.prefix[part]
-                                    pc = exc.pc
-                                    continue
-                                where = b.locate(exc)
-                                if where is None:  # an asynchronous signal outside the block
-                                    raise
-                                j, it, plugin = where
-                                ins = b.ins[j]
-                                pc = ins.address
-                                cycles += b.cycles * it + b.prefix[j]
-                                k += b.n * it + j
-                                if plugin is not None and not isinstance(exc, ControlSignal | TesseraError):
-                                    # an observer or capture sink raised: named as the step path's guard does
-                                    raise PluginError(f"observer callback raised {type(exc).__name__}: {exc} "
-                                                      f"(at {ins.mnemonic})", plugin=plugin, pc=ins.address,
-                                                      agent=self.name) from exc
-                                if ins.observers and isinstance(exc, Halt | Yield):
-                                    for ob in ins.observers:  # it retired: observers see it
-                                        ob(self, ins)
-                                raise
-                            cycles += b.cycles
-                            k += b.n
-                        else:  # one step: cold code, a step-only PC, or a block too big for the budget
-                            ins = cache.get(pc)
-                            if ins is None:
-                                ins = fill(pc)
-                            elif b is None and build(pc, self) is not None:
-                                continue  # just translated: run the block
-                            r = ins.run(self, ins)
-                            pc = ins.next if r is None else r
-                            cycles += ins.cycles
-                            k += 1
-                else:
-                    while k < room and cycles < cycle_limit:
-                        ins = cache.get(pc)
-                        if ins is None:
-                            ins = fill(pc)
-                        r = ins.run(self, ins)
-                        pc = ins.next if r is None else r
-                        cycles += ins.cycles
-                        k += 1
-                self._commit(pc, cycles, k)
-                return n + k
-            except Trap as trap:
-                self._commit(pc, cycles, k)
-                self._take_trap(trap)
-            except WaitFor as w:
-                self._commit(pc, cycles, k)
-                self.park(w.obj, w.reason)
-                return n + k
-            except Yield as y:  # the instruction retired; the slice (and the turn) ends here
-                self._commit(y.next_pc, cycles + ins.cycles, k + 1)
-                self.yielded = True
-                return n + k + 1
-            except Halt as h:  # the halting instruction retires: count it and charge its cycles
-                self._commit(pc, cycles + ins.cycles, k + 1)
-                self.status = HALTED
-                self.exit_code = h.exit_code
-                return n + k + 1
-            except StopRequest:
-                self._commit(pc, cycles, k)
-                raise
-            except MemoryFault as fault:
-                self._commit(pc, cycles, k)
-                mapped = self.arch.memory_trap(fault) if self.arch.memory_trap is not None else None
-                if mapped is None:
-                    raise fault.with_context(agent=self.name, pc=pc) from None
-                self._take_trap(mapped)
-            except TesseraError as err:
-                self._commit(pc, cycles, k)
-                raise err.with_context(agent=self.name, pc=pc) from None
-            except BrokenPipeError:  # the reader of our output went away: not a plugin bug
-                self._commit(pc, cycles, k)
-                raise
-            except Exception as exc:  # a bug in semantics: name the plugin
-                self._commit(pc, cycles, k)
-                plugin = self.machine.plugin_of_arch if self.machine is not None else None
+        try:
+            while k < room and cycles < cycle_limit:
                 ins = cache.get(pc)
-                what = ins.mnemonic if ins is not None else "instruction"
-                raise PluginError(f"semantics of {what} raised {type(exc).__name__}: {exc}",
-                                  plugin=plugin, agent=self.name, pc=pc) from exc
-            # a trap was taken: it counts as one step; continue at the handler
-            n += k + 1
+                if ins is None:
+                    ins = fill(pc)
+                r = ins.run(self, ins)
+                pc = ins.next if r is None else r
+                cycles += ins.cycles
+                k += 1
+        except Exception as exc:  # noqa: BLE001 - every exception is settled: commit, then act or re-raise
+            return self._settle(exc, pc, cycles, k, ins)
+        self._commit(pc, cycles, k)
+        return k, False
+
+    def _block_loop(self, room: int, cycle_limit: float, blocks: Any) -> tuple[int, bool]:
+        """The fast engine: translated blocks where there are any, single steps elsewhere.
+
+        A block runs only if it fits whole into the step and cycle budgets, so a
+        budget ends exactly where stepping would end it; a looping block runs as
+        many whole iterations as the budgets allow.  Cold code, step-only PCs and
+        blocks too big for what is left are stepped (and counted towards making
+        the code hot, see :mod:`tessera.engine.blocks`).  Returns ``(steps used,
+        trap taken)``.
+        """
+        filler = self._filler
+        cache = filler.cache
+        fill = filler.fill
+        build = filler.blocks.build
+        pc = self.pc
+        cycles = self.cycles
+        k = 0
+        ins: Any = None
+        try:
+            while k < room and cycles < cycle_limit:
+                b = blocks.get(pc)
+                if b is not None and k + b.n <= room and cycles + b.guard < cycle_limit:
+                    try:
+                        if b.loop:  # as many whole iterations as the budgets allow
+                            budget = (room - k) // b.n
+                            if budget > b.cap:  # blocks with captures: see tessera.engine.capture
+                                budget = b.cap
+                            if cycle_limit != _INF and b.cycles:
+                                budget = min(budget, -(-(cycle_limit - cycles - b.guard) // b.cycles))
+                            pc, it = b.fn(self, int(budget))
+                            cycles += b.cycles * it
+                            k += b.n * it
+                            continue
+                        pc = b.fn(self)
+                    except BaseException as exc:  # noqa: BLE001 - re-raised: commit exactly what ran before it
+                        pc, cycles, k, ins, signal = self._unwind(b, exc, pc, cycles, k, ins)
+                        if signal is None:
+                            continue
+                        raise signal  # noqa: B904 - signal is exc itself, or chained to it
+                    cycles += b.cycles
+                    k += b.n
+                else:  # one step: cold code, a step-only PC, or a block too big for the budget
+                    ins = cache.get(pc)
+                    if ins is None:
+                        ins = fill(pc)
+                    elif b is None and build(pc, self) is not None:
+                        continue  # just translated: run the block
+                    r = ins.run(self, ins)
+                    pc = ins.next if r is None else r
+                    cycles += ins.cycles
+                    k += 1
+        except Exception as exc:  # noqa: BLE001 - every exception is settled: commit, then act or re-raise
+            return self._settle(exc, pc, cycles, k, ins)
+        self._commit(pc, cycles, k)
+        return k, False
+
+    def _unwind(self, b: Any, exc: BaseException, pc: int, cycles: int, k: int,
+                ins: Any) -> tuple[int, int, int, Any, BaseException | None]:
+        """Where a block call that raised ``exc`` stopped: ``(pc, cycles, k, ins, signal)``.
+
+        A block runs many instructions in one call, so when it raises, the loop's
+        position is that of the block's start; this moves it to the instruction that
+        raised (:meth:`Block.locate <tessera.engine.blocks.Block.locate>`), so the
+        commit is exactly what stepping would have committed.  ``signal`` is what the
+        loop raises next: ``exc`` itself; a :class:`PluginError` (chained to it) when
+        an observer or capture sink raised, named as the step path's guard names it;
+        or ``None`` for :class:`BlockExit` (the block's own code was overwritten: the
+        loop carries on from where it left).  Never raises, so the loop's locals are
+        always updated before anything leaves it.
+        """
+        if isinstance(exc, BlockExit):
+            whole, part = divmod(exc.count, b.n)
+            return exc.pc, cycles + b.cycles * whole + b.prefix[part], k + exc.count, ins, None
+        where = b.locate(exc)
+        if where is None:  # an asynchronous signal outside the block
+            return pc, cycles, k, ins, exc
+        j, it, plugin = where
+        ins = b.ins[j]
+        pc = ins.address
+        cycles += b.cycles * it + b.prefix[j]
+        k += b.n * it + j
+        if plugin is not None and not isinstance(exc, ControlSignal | TesseraError):
+            error = PluginError(f"observer callback raised {type(exc).__name__}: {exc} (at {ins.mnemonic})",
+                                plugin=plugin, pc=ins.address, agent=self.name)
+            error.__cause__ = exc
+            return pc, cycles, k, ins, error
+        if ins.observers and isinstance(exc, Halt | Yield):
+            try:
+                for ob in ins.observers:  # it retired: observers see it
+                    ob(self, ins)
+            except BaseException as failed:  # noqa: BLE001 - handed to the loop, which raises it
+                return pc, cycles, k, ins, failed
+        return pc, cycles, k, ins, exc
+
+    def _settle(self, exc: Exception, pc: int, cycles: int, k: int, ins: Any) -> tuple[int, bool]:
+        """Commit on exception: make the agent exact for what ended a loop, then act on it.
+
+        ``pc``, ``cycles`` and ``k`` are the loop's position before the instruction
+        that raised ``exc`` (``ins``).  A halting or yielding instruction retires, so
+        it is counted and charged; anything else leaves it unretired.  Then a trap is
+        taken (returns ``(k + 1, True)``: one more step, and the slice continues at
+        the handler), a wait parks the agent, and errors get the agent and PC as
+        context; a semantic function's own bug becomes a :class:`PluginError` naming
+        the plugin.  Returns ``(steps used, trap taken)`` or raises.
+        """
+        if isinstance(exc, Halt):  # the halting instruction retires: count it and charge its cycles
+            self._commit(pc, cycles + ins.cycles, k + 1)
+            self.status = HALTED
+            self.exit_code = exc.exit_code
+            return k + 1, False
+        if isinstance(exc, Yield):  # the instruction retired; the slice (and the turn) ends here
+            self._commit(exc.next_pc, cycles + ins.cycles, k + 1)
+            self.yielded = True
+            return k + 1, False
+        self._commit(pc, cycles, k)
+        if isinstance(exc, Trap):
+            self._take_trap(exc)
             self.traps += 1
-            pc, cycles = self.pc, self.cycles
-            if n >= limit or self.status == HALTED:
-                return n
+            return k + 1, True
+        if isinstance(exc, WaitFor):
+            self.park(exc.obj, exc.reason)
+            return k, False
+        if isinstance(exc, StopRequest | BrokenPipeError):  # BrokenPipe: our reader went away, no bug
+            raise exc
+        if isinstance(exc, MemoryFault):
+            mapped = self.arch.memory_trap(exc) if self.arch.memory_trap is not None else None
+            if mapped is None:
+                raise exc.with_context(agent=self.name, pc=pc) from None
+            self._take_trap(mapped)
+            self.traps += 1
+            return k + 1, True
+        if isinstance(exc, TesseraError):
+            raise exc.with_context(agent=self.name, pc=pc) from None
+        plugin = self.machine.plugin_of_arch if self.machine is not None else None
+        failed = self._filler.cache.get(pc)
+        what = failed.mnemonic if failed is not None else "instruction"
+        raise PluginError(f"semantics of {what} raised {type(exc).__name__}: {exc}",
+                          plugin=plugin, agent=self.name, pc=pc) from exc
 
     def _take_trap(self, trap: Trap) -> None:
         """Report ``trap`` (``tessera_trap``, ``stop_on_trap``), let the architecture take it,

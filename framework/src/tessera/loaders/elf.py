@@ -95,12 +95,27 @@ def choose_architecture(host: Any, data: bytes, path: str) -> Any:
     ``elf_extensions``) are the candidates.  More than one candidate left is a
     :class:`ConfigError` asking for ``--arch``.  An ``EM_NONE`` ELF names no machine,
     so it never chooses an architecture by itself.
+
+    Only the architectures that may run the file are built
+    (:meth:`PluginHost.elf_candidates <tessera.plugins.PluginHost.elf_candidates>`,
+    from the plugins' ``TESSERA_ELF_MACHINES``); when they do not settle it, the
+    choice is made again among all of them, so the errors name every architecture.
     """
     machine_no, bits, endian = elf_identity(data, path)
     if machine_no == EM_NONE:
         raise ConfigError(f"{path} is an ELF file for no particular machine (EM_NONE); "
                           "pass --arch to say which architecture runs it")
-    matches = [a for a, _ in host.architectures().values()
+    try:
+        return _choose(host.elf_candidates(machine_no, elf_extensions(data)), data, path)
+    except (ConfigError, LoadError):
+        pass  # no answer among the candidates: the message must weigh every architecture
+    return _choose([a for a, _ in host.architectures().values()], data, path)
+
+
+def _choose(archs: list[Any], data: bytes, path: str) -> Any:
+    """:func:`choose_architecture` among ``archs``."""
+    machine_no, bits, endian = elf_identity(data, path)
+    matches = [a for a in archs
                if a.elf_machine == machine_no and (a.elf_class in (None, bits)) and a.endian == endian]
     if not matches:
         raise LoadError(f"{path}: no installed architecture runs ELF machine {describe_machine(machine_no)} "

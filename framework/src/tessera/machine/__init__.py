@@ -3,5 +3,6 @@
 from tessera.machine.clock import NominalTiming
 from tessera.machine.ext import MachineExtensions
 from tessera.machine.machine import ENGINES, Machine, RunResult
+from tessera.machine.tools import configure_tools
 
-__all__ = ["ENGINES", "Machine", "MachineExtensions", "RunResult", "NominalTiming"]
+__all__ = ["ENGINES", "Machine", "MachineExtensions", "RunResult", "NominalTiming", "configure_tools"]

@@ -1,14 +1,11 @@
-"""The machine: agents + address spaces + sync objects + a deterministic scheduler + a clock.
+"""The machine: agents + address spaces + sync objects, run by a scheduler against a clock.
 
-The scheduler is round robin over the agents in the order they were added, each
-runnable agent getting a quantum of steps (the architecture's ``quantum``, or the
-agent's own: 1 gives fine-grained interleaving).  Its position (current agent and
-steps left in its quantum) is machine state, so a run interrupted by a budget,
-snapshotted, restored in another process and continued is step-for-step the same
-as an uninterrupted run.
-
-When no agent can run and some non-daemon agent waits, the run stops with
-:class:`~tessera.errors.Deadlock` naming every waiting agent and what it waits for.
+:class:`Machine` is what plugins and users hold: it builds itself from an
+:class:`~tessera.isa.Architecture` (address spaces, agents, sync objects), connects
+the engine to the plugin host's hooks, and offers ``run``, ``step``, ``state`` and
+snapshots.  The work behind the last two is elsewhere: which agent runs when, and how
+a run ends, is :mod:`tessera.machine.scheduler`; snapshot files (and what a restored
+machine must satisfy) are :mod:`tessera.machine.snapshot`.
 """
 
 from __future__ import annotations
@@ -16,30 +13,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from tessera.control import RunInterrupted, StopRequest
-from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent
+from tessera.control import StopRequest
+from tessera.engine.agent import Agent
 from tessera.engine.cpu import CpuAgent
 from tessera.engine.fill import DecodeFiller
-from tessera.errors import (
-    BudgetExceeded,
-    ConfigError,
-    Deadlock,
-    PluginError,
-    SnapshotError,
-    TesseraError,
-)
+from tessera.errors import ConfigError, PluginError
 from tessera.isa.decoder import Decoder
 from tessera.isa.description import Architecture
 from tessera.machine import snapshot as snapshot_file
 from tessera.machine.clock import NominalTiming
 from tessera.machine.ext import MachineExtensions
 from tessera.machine.limits import check_run_limits
+from tessera.machine.scheduler import INTERRUPT_DEFERRED, INTERRUPT_REQUESTED, RunLimits, RunResult, Scheduler
 from tessera.memory.regions import Region
 from tessera.memory.space import DEFAULT_MEMORY_CAP, AddressSpace, MemoryBudget
 from tessera.settings import check_config
@@ -65,42 +53,16 @@ def default_engine() -> str:
     return name
 
 
-#: Set by the command line's SIGINT handler; the scheduler raises ``KeyboardInterrupt``
-#: between slices while it is set.  Python may lose a ``KeyboardInterrupt`` that lands
-#: inside a finaliser or weakref callback ("Exception ignored in ..."); an unlimited run
-#: would then never stop, so the request is also kept here, where it cannot be lost.
-INTERRUPT_REQUESTED = [False]
-#: True while the command line runs a machine: its SIGINT handler then only sets
-#: ``INTERRUPT_REQUESTED`` (the first time), and the scheduler stops cleanly between
-#: slices with :class:`~tessera.control.RunInterrupted`.
-INTERRUPT_DEFERRED = [False]
-
 SNAPSHOT_MAGIC = snapshot_file.MAGIC
 SNAPSHOT_FORMAT = snapshot_file.FORMAT
-_INF = float("inf")
+#: Attributes rebuilt when a machine is restored, never pickled: a host and what is
+#: resolved from it, decoders and decode caches, and the engine (a choice of the process).
+TRANSIENT = ("host", "_decoders", "_fillers", "_prepared", "_sync_listeners", "_trap_listeners",
+             "_taken_listeners", "timing", "timing_plugin", "plugin_of_arch", "engine")
 
-
-@attrs.define
-class RunResult:
-    """How a call to :meth:`Machine.run` ended.
-
-    ``reason`` is ``halted`` (every non-daemon agent halted), ``breakpoint`` (a stop
-    PC or symbol was reached), ``trap`` (``stop_on_trap``) or ``budget``; the
-    ``tessera_run_finished`` hook also sees ``error`` when the run ends by raising and
-    ``interrupted`` when Ctrl-C stopped it between slices (:class:`RunInterrupted`).
-    """
-
-    reason: str
-    steps: int
-    cycles: int
-    seconds: float
-    agent: str | None = None
-    pc: int | None = None
-    exit_code: int | None = None
-    detail: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+# Re-exported: the command line and older code import them from here.
+__all__ = ["ENGINES", "ENGINE_ENV", "INTERRUPT_DEFERRED", "INTERRUPT_REQUESTED", "Machine", "RunResult",
+           "SNAPSHOT_FORMAT", "SNAPSHOT_MAGIC", "default_engine"]
 
 
 class Machine:
@@ -129,8 +91,8 @@ class Machine:
         self.quantum = quantum or arch.quantum
         self.total_steps = 0
         self.stop_on_trap = False
-        self._rr = 0
-        self._left = 0
+        #: whose turn it is, and how much of its quantum is left (tessera.machine.scheduler)
+        self.scheduler = Scheduler()
         self.restored = False  # True on a machine rebuilt from a snapshot
         #: plugins' own state, under names they declare (tessera.machine.ext); snapshotted
         self.ext = MachineExtensions(self)
@@ -146,17 +108,21 @@ class Machine:
         else:
             self.add_cpu("core0")
         if self.host is not None:
-            for space in self.spaces.values():
-                for plugin, regions in self.host.call_each("tessera_memory_regions", isolate=False,
-                                                           machine=self, space=space):
-                    for region in regions or []:
-                        if not isinstance(region, Region):
-                            raise PluginError(f"tessera_memory_regions returned {type(region).__name__}, "
-                                              "not a region (RAM, ROM or MMIO)", plugin=plugin)
-                        try:
-                            space.map(region)
-                        except ConfigError as exc:
-                            raise PluginError(f"cannot map region: {exc.message}", plugin=plugin) from None
+            self._map_plugin_regions(self.host)
+
+    def _map_plugin_regions(self, host: HostLike) -> None:
+        """Map what ``tessera_memory_regions`` adds to each address space (devices, extra RAM)."""
+        for space in self.spaces.values():
+            for plugin, regions in host.call_each("tessera_memory_regions", isolate=False,
+                                                  machine=self, space=space):
+                for region in regions or []:
+                    if not isinstance(region, Region):
+                        raise PluginError(f"tessera_memory_regions returned {type(region).__name__}, "
+                                          "not a region (RAM, ROM or MMIO)", plugin=plugin)
+                    try:
+                        space.map(region)
+                    except ConfigError as exc:
+                        raise PluginError(f"cannot map region: {exc.message}", plugin=plugin) from None
 
     def _init_transient(self) -> None:
         """State that is rebuilt, not snapshotted: decoders, caches, hook lists."""
@@ -344,6 +310,7 @@ class Machine:
 
         A budget ending raises :class:`BudgetExceeded` (with ``.result``) unless
         ``raise_on_budget`` is false; the machine stays consistent and can be run again.
+        The scheduling itself is :class:`~tessera.machine.scheduler.Scheduler`'s.
         """
         until_pc = tuple(until_pc)
         check_run_limits(max_steps=max_steps, max_cycles=max_cycles, max_seconds=max_seconds,
@@ -353,129 +320,14 @@ class Machine:
         for filler in self._fillers.values():  # values blocks baked in may have changed
             filler.blocks.revalidate()
         self._set_breakpoints(stops)
-        self.stop_on_trap = stop_on_trap
-        for cpu in self.cpus:
-            cpu.resume_pc = cpu.pc
-        start_steps, t0 = self.total_steps, time.perf_counter()
-        cycle_limit = self.clock + max_cycles if max_cycles is not None else _INF
-        step_limit = max_steps if max_steps is not None else -1
-        try:
-            result = self._schedule(step_limit, cycle_limit, max_seconds, t0, progress)
-        except StopRequest as stop:
-            result = self._result(stop.reason, start_steps, t0, agent=self._current_name(),
-                                  pc=stop.pc, detail=f"{stop.reason} at {stop.pc:#x}")
-        except TesseraError as err:
-            self._finished(self._result("error", start_steps, t0, agent=err.agent, pc=err.pc,
-                                        detail=str(err)))
-            raise
-        except RunInterrupted as stop:  # between slices: the machine is exact and resumable
-            stop.result = self._result("interrupted", start_steps, t0, agent=self._current_name(),
-                                       pc=getattr(self.agents[self._rr], "pc", None) if self.agents
-                                       else None, detail="interrupted (Ctrl-C)")
-            self._finished(stop.result)
-            raise
-        finally:
-            for cpu in self.cpus:
-                cpu.resume_pc = None
-            self.stop_on_trap = False
-        if result.reason == "budget" and raise_on_budget:
-            self._finished(result)
-            raise BudgetExceeded(result.detail, result=result, agent=result.agent, pc=result.pc)
-        self._finished(result)
-        return result
-
-    def _finished(self, result: RunResult) -> None:
-        if self.host is not None:
-            self.host.call_each("tessera_run_finished", isolate=False, machine=self, result=result)
-
-    def _current_name(self) -> str | None:
-        return self.agents[self._rr].name if self.agents else None
-
-    def _result(self, reason: str, start_steps: int, t0: float, **kw: Any) -> RunResult:
-        primary = next((a for a in self.agents if not a.daemon), None)
-        kw.setdefault("exit_code", primary.exit_code if primary else None)
-        return RunResult(reason=reason, steps=self.total_steps - start_steps, cycles=self.clock,
-                         seconds=time.perf_counter() - t0, **kw)
-
-    def _schedule(self, step_limit: int, cycle_limit: float, max_seconds: float | None,
-                  t0: float, progress: Callable[[int], None] | None) -> RunResult:
-        agents = self.agents
-        count = len(agents)
-        start = self.total_steps
-        steps = 0
-        next_report = 1 << 16
-        while True:
-            live = [a for a in agents if not a.daemon and a.status != HALTED]
-            if not live:
-                return self._result("halted", start, t0, detail="every agent halted")
-            runnable = [a for a in agents if a.status == RUNNABLE]
-            if not runnable:
-                waits = {a.name: a.wait_reason for a in agents if a.status == WAITING}
-                raise Deadlock(waits)
-            if all(a.cycles >= cycle_limit for a in runnable):
-                return self._result("budget", start, t0, agent=self._current_name(),
-                                    pc=getattr(agents[self._rr], "pc", None),
-                                    detail=f"cycle budget exhausted after {steps} steps")
-            if step_limit >= 0 and steps >= step_limit:
-                agent = agents[self._rr]
-                return self._result("budget", start, t0, agent=agent.name,
-                                    pc=getattr(agent, "pc", None),
-                                    detail=f"step budget of {step_limit} exhausted")
-            if INTERRUPT_REQUESTED[0]:
-                INTERRUPT_REQUESTED[0] = False
-                raise RunInterrupted
-            if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
-                return self._result("budget", start, t0, agent=self._current_name(),
-                                    detail=f"wall-time budget of {max_seconds}s exhausted")
-            agent = agents[self._rr]
-            if agent.status != RUNNABLE or agent.cycles >= cycle_limit:
-                self._rr = (self._rr + 1) % count
-                self._left = 0
-                continue
-            if self._left <= 0:
-                self._left = agent.quantum or self.quantum
-                if self.arch.solo_quantum and len(runnable) == 1:
-                    self._left = max(self._left, self.arch.solo_quantum)
-            limit = self._left if step_limit < 0 else min(self._left, step_limit - steps)
-            before = agent.instret + agent.traps
-            try:
-                n = agent.run_slice(limit, cycle_limit)
-            except (StopRequest, TesseraError):  # mid-quantum: the quantum keeps what the slice used
-                self._left -= agent.instret + agent.traps - before
-                raise
-            finally:  # exact even when the slice ends in a stop or an error
-                self.total_steps += agent.instret + agent.traps - before
-            steps += n
-            self._left -= n
-            yielded, agent.yielded = agent.yielded, False
-            if yielded or agent.status != RUNNABLE or self._left <= 0 or agent.cycles >= cycle_limit:
-                self._rr = (self._rr + 1) % count
-                self._left = 0
-            if progress is not None and steps >= next_report:
-                progress(steps)
-                next_report = steps + (1 << 16)
+        limits = RunLimits.starting(self, max_steps=max_steps, max_cycles=max_cycles, max_seconds=max_seconds)
+        return self.scheduler.run(self, limits, stop_on_trap=stop_on_trap, progress=progress,
+                                  raise_on_budget=raise_on_budget)
 
     def step(self, agent: str | None = None) -> RunResult:
         """Single-step: one step of ``agent`` (default: the scheduler's next agent)."""
         if agent is not None:
-            target = self.agent(agent)
-            self.prepare()
-            t0 = time.perf_counter()
-            start = self.total_steps
-            if target.status == RUNNABLE:
-                if isinstance(target, CpuAgent):
-                    target.resume_pc = target.pc
-                before = target.instret + target.traps
-                try:
-                    target.run_slice(1)
-                except StopRequest as stop:
-                    return self._result(stop.reason, start, t0, agent=target.name, pc=stop.pc)
-                finally:
-                    if isinstance(target, CpuAgent):
-                        target.resume_pc = None
-                    self.total_steps += target.instret + target.traps - before
-            return self._result("budget", start, t0, agent=target.name,
-                                pc=getattr(target, "pc", None), detail="single step")
+            return self.scheduler.step_agent(self, agent)
         return self.run(max_steps=1, raise_on_budget=False)
 
     # ------------------------------------------------------------------ state
@@ -495,7 +347,7 @@ class Machine:
         """SHA-256 over registers, PCs, memory contents, sync objects and scheduler position."""
         h = hashlib.sha256()
         st = self.state()
-        st["scheduler"] = [self._rr, self._left]
+        st["scheduler"] = [self.scheduler.turn, self.scheduler.left]
         h.update(json.dumps(st, sort_keys=True, default=repr).encode())
         for name, space in sorted(self.spaces.items()):
             for region in space._base:
@@ -507,12 +359,13 @@ class Machine:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for key in ("host", "_decoders", "_fillers", "_prepared", "_sync_listeners",
-                    "_trap_listeners", "_taken_listeners", "timing", "timing_plugin", "plugin_of_arch", "engine"):
+        for key in TRANSIENT:
             state.pop(key, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        if "scheduler" not in state:  # saved before the scheduler had its own object
+            state["scheduler"] = Scheduler(state.pop("_rr", 0), state.pop("_left", 0))
         self.__dict__.update(state)
         self.host = None
         self.engine = default_engine()  # a choice of this process, not machine state
@@ -524,7 +377,7 @@ class Machine:
         records which, and restoring refuses a file that is damaged or whose plugins
         are missing, disabled or of another release series.
         """
-        return snapshot_file.dump(self, snapshot_file.Registry(self.host))
+        return snapshot_file.capture(self)
 
     @classmethod
     def restore(cls, data: bytes, *, host: HostLike | None = None,
@@ -535,37 +388,12 @@ class Machine:
         plugins second; ``architectures`` supplies descriptions no plugin provides.
         Never runs code chosen by the file; any problem is a :class:`SnapshotError`.
         """
-        machine = snapshot_file.load(bytes(data), snapshot_file.Registry(host),
-                                     architectures=architectures)
-        if not isinstance(machine, Machine):
-            raise SnapshotError(f"snapshot holds a {type(machine).__name__}, not a machine")
-        if not isinstance(machine.__dict__.get("arch"), Architecture):
-            raise SnapshotError("snapshot holds a machine without an architecture")
-        if not isinstance(machine.__dict__.get("ext"), MachineExtensions):
-            raise SnapshotError("snapshot holds a machine without plugin extensions (machine.ext): "
-                                "made by an older Tessera; make it again")
-        machine.host = host
-        machine.restored = True
-        try:
-            machine._init_transient()
-            machine.state()
-        except TesseraError as exc:
-            raise SnapshotError(f"snapshot holds an inconsistent machine: {exc}") from None
-        except Exception as exc:  # noqa: BLE001
-            raise SnapshotError(f"snapshot holds an inconsistent machine: "
-                                f"{type(exc).__name__}: {exc}") from None
-        return machine
+        return snapshot_file.restore(cls, data, host=host, architectures=architectures)
 
     def save_snapshot(self, path: str) -> None:
-        with open(path, "wb") as fh:
-            fh.write(self.snapshot())
+        snapshot_file.write(self, path)
 
     @classmethod
     def load_snapshot(cls, path: str, *, host: HostLike | None = None,
                       architectures: Iterable[Architecture] = ()) -> Machine:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise SnapshotError(f"cannot read snapshot {path}: {exc.strerror}") from None
-        return cls.restore(data, host=host, architectures=architectures)
+        return cls.restore(snapshot_file.read_bytes(path), host=host, architectures=architectures)

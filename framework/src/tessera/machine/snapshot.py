@@ -30,6 +30,11 @@ silently different run.  The file is::
 
 The choice of a restricted unpickler over a data-only record format is explained in
 docs/machine.md ("Snapshots").
+
+``Machine.snapshot``, ``restore``, ``save_snapshot`` and ``load_snapshot`` are
+:func:`capture`, :func:`restore`, :func:`write` and :func:`read_bytes` at the end of
+this module: the machine only says which of its attributes are rebuilt rather than
+saved (``tessera.machine.machine.TRANSIENT``) and how to rebuild them.
 """
 
 from __future__ import annotations
@@ -213,9 +218,10 @@ def dump(machine: Any, registry: Registry) -> bytes:
     arch_plugins: dict[str, str | None] = {}
     for name in sorted(archs):
         record = registry.owner(name)
-        if record is not None and registry.architecture(name) is not archs[name] \
-                and registry.architecture(name) != archs[name]:
-            record = None  # a description of the same name that the plugin does not provide
+        if record is not None:
+            provided = registry.architecture(name)
+            if provided is not archs[name] and provided != archs[name]:
+                record = None  # a description of the same name that the plugin does not provide
         arch_plugins[name] = record.name if record is not None else None
         if record is not None:
             plugins[record.name] = _plugin_entry(record)
@@ -448,6 +454,61 @@ def load(data: bytes, registry: Registry, *, architectures: Iterable[Architectur
         raise SnapshotError("snapshot payload is nested too deeply") from None
     except Exception as exc:  # noqa: BLE001 - a payload that passed the digest but does not build
         raise SnapshotError(f"snapshot payload cannot be read: {type(exc).__name__}: {exc}") from None
+
+
+# --------------------------------------------------------------------------- machines
+
+def capture(machine: Any) -> bytes:
+    """``machine`` as snapshot bytes, checked against its own host's plugins (``Machine.snapshot``)."""
+    return dump(machine, Registry(machine.host))
+
+
+def restore(cls: type, data: bytes, *, host: Any = None, architectures: Iterable[Architecture] = ()) -> Any:
+    """The machine (of class ``cls``) in snapshot ``data``, attached to ``host`` (``Machine.restore``).
+
+    Besides what :func:`load` checks, the payload must be a machine with an
+    architecture and plugin extensions, and must make sense as one: its transient
+    state (decoders, hook lists, the timing model) is rebuilt for ``host`` and its
+    state read once, and whatever fails there is a :class:`SnapshotError` too.
+    """
+    from tessera.machine.ext import MachineExtensions
+
+    loaded = load(bytes(data), Registry(host), architectures=architectures)
+    if not isinstance(loaded, cls):
+        raise SnapshotError(f"snapshot holds a {type(loaded).__name__}, not a machine")
+    machine: Any = loaded
+    if not isinstance(machine.__dict__.get("arch"), Architecture):
+        raise SnapshotError("snapshot holds a machine without an architecture")
+    if not isinstance(machine.__dict__.get("ext"), MachineExtensions):
+        raise SnapshotError("snapshot holds a machine without plugin extensions (machine.ext): "
+                            "made by an older Tessera; make it again")
+    machine.host = host
+    machine.restored = True
+    try:
+        machine._init_transient()
+        machine.state()
+    except TesseraError as exc:
+        raise SnapshotError(f"snapshot holds an inconsistent machine: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the restored state makes fail is the file's fault
+        raise SnapshotError(f"snapshot holds an inconsistent machine: "
+                            f"{type(exc).__name__}: {exc}") from None
+    return machine
+
+
+def write(machine: Any, path: str) -> None:
+    """Save a snapshot of ``machine`` to ``path`` (``Machine.save_snapshot``)."""
+    data = capture(machine)
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+def read_bytes(path: str) -> bytes:
+    """The bytes of the snapshot file ``path``; a :class:`SnapshotError` if it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise SnapshotError(f"cannot read snapshot {path}: {exc.strerror}") from None
 
 
 __all__ = ["MAGIC", "FORMAT", "Registry", "SafeUnpickler", "allow_package", "allow_reconstructor", "compatible",
