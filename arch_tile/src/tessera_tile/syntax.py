@@ -584,9 +584,12 @@ def render(tables: Tables, form: OpForm, words: dict[str, int], csr_by_index: di
     for w, layout in form.layouts.items():
         for k, v in layout.decode(words[w]).items():
             f[f"{w}.{k}"] = v
+    renderer = _RENDERERS.get(form.kind)
+    if renderer is None:
+        return None
     try:
-        return _render(tables, form, f, csr_by_index)
-    except (KeyError, ValueError, IndexError):
+        return renderer(tables, form, f, csr_by_index)
+    except (KeyError, ValueError, IndexError):        # fields no spelling fits
         return None
 
 
@@ -620,128 +623,160 @@ def _vec_ew(tables: Tables, func6: int, direction: str, default: str) -> list[st
     return [None if name == default else f"ew={name}", None if func6 >> bit & 1 else "v0.t"]
 
 
-def _render(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:  # noqa: C901 - to split (issue 14 §5)
-    kind = form.kind
-    flag = lambda key, text: text if f.get(key) else None  # noqa: E731
-    if kind == "mem":
-        mode = form.params["mode"]
-        mid = ""
-        extra: list[str | None] = []
-        if mode == "stride":
-            mid = f", {xname(f['W0.rs2'])}"
-        elif mode == "index":
-            if f["W0.vs2"] != f["W2.reg"] or f["W2.addrctl"]:
-                return None
-            mid = f", v{f['W2.reg']}"
-            extra = _vec_ew(tables, f["W2.func6"], "into", "h")
-        off = _off(f, mode == "unit")
-        return (f"{form.name} t{f['W1.td']}, ({xname(f['W1.rs1'])}){mid}"
-                + _opts(off, _ts(tables, f["W1.tilesize"]), flag("W0.tmask", "tmask"), *extra))
-    if kind == "tatomic":
-        op = _name_of(tables.table("atomic"), f["W0.memuop"] & 31)
-        ew = _name_of(tables.table("vec_size"), f["W1.vec_size"])
-        return (f"{form.name}.{op} t{f['W1.td']}, ({xname(f['W1.rs1'])})"
-                + _opts(_off(f, True), None if ew == "32" else f"ew={ew}", flag("W1.rtn", "rtn"),
-                        flag("W0.tmask", "tmask")))
-    if kind == "satomic":
-        op = _name_of(tables.table("atomic"), f["W0.memuop"] & 31)
-        if op is None or (op == "cas") != bool(f["W0.cas_en"]) or f["W1.rtn"]:
-            return None
-        ew = _name_of(tables.table("vec_size"), f["W1.vec_size"])
-        head = f"{form.name}.{op} "
-        if form.params["result"]:
-            head += f"{xname(f['W1.rd'])}, "
-        text = head + f"{xname(f['W0.rs2'])}, ({xname(f['W1.rs1'])})"
-        if op == "cas":
-            text += f", {xname(f['W0.lo5'])}"
-        elif not form.params["result"] and f["W0.lo5"]:
-            text += f", {f['W0.lo5'] - 32 if f['W0.lo5'] >= 16 else f['W0.lo5']}"
-        elif form.params["result"] and f["W0.lo5"]:
-            return None
-        return text + _opts(None if ew == "32" else f"ew={ew}", flag("W0.tmask", "tmask"))
-    if kind == "tma":
-        if f["W0.vs"] != f["W2.reg"] or not f["W0.offseten"] or f["W2.addrctl"]:
-            return None
-        mode = _name_of(tables.table("tmauop"), f["W1.tmauop"])
-        comp = _name_of(tables.table("completion"), f["W0.completion"])
-        dst = _name_of(tables.table("dstloc"), f["W1.dstloc"])
-        src = _name_of(tables.table("srcloc"), f["W1.srcloc"])
-        if None in (mode, comp, dst, src):
-            return None
-        obj = f["W0.completeobj"]
-        completion = {"bulk": f"group={obj}" if obj else None, "mbar": f"mbar={xname(obj)}",
-                      "sem": f"sem={obj}"}[comp or "bulk"]
-        return (f"tma.{mode} {xname(f['W1.dst'])}, {xname(f['W1.src'])}, v{f['W2.reg']}"
-                + _opts(f"dim={f['W1.dim'] + 1}" if f["W1.dim"] else None, flag("W1.dsttm", "dsttm"),
-                        flag("W1.srctm", "srctm"), None if dst == "global" else f"dst={dst}",
-                        None if src == "global" else f"src={src}", completion,
-                        flag("W0.multicast", "multicast"), flag("W0.tmask", "tmask"),
-                        *_vec_ew(tables, f["W2.func6"], "into", "w")))
-    if kind == "mma":
-        dtype = _name_of(tables.table("mmauop"), f["W0.mmauop"])
-        if dtype is None:
-            return None
-        a = f"({xname(f['W1.rs1'])})" if "W1.rs1" in f else f"t{f['W1.ts1']}"
-        b = f"({xname(f['W0.rs2'])})" if "W0.rs2" in f else f"t{f['W0.ts2']}"
-        return (f"tmma.{dtype} t{f['W1.td']}, {a}, {b}"
-                + _opts(_ts(tables, f["W0.tilesize"]), flag("W0.multitile", "multitile"),
-                        flag("W1.transmata", "ta"), flag("W0.transmatb", "tb"), flag("W1.neg1", "neg1"),
-                        flag("W0.negd", "negd"), flag("W1.reuse1", "reuse1"), flag("W0.reuse2", "reuse2"),
-                        flag("W1.reused", "reused")))
-    if kind == "talu":
-        return _render_talu(tables, form, f)
-    if kind == "move":
-        return _render_move(tables, f)
-    if kind == "csr":
-        index = f["W1.csr"]
-        csr = csrs.get(index, f"{index:#x}")
-        if form.name == "tcsrr":
-            return f"tcsrr {xname(f['W1.rd'])}, {csr}"
-        if bool(f["W1.rd_en"]) != bool(f["W1.rd"]):
-            return None
-        src = str(f["W1.rs1"]) if form.params.get("imm") else xname(f["W1.rs1"])
-        return f"{form.name} {xname(f['W1.rd'])}, {csr}, {src}"
-    if kind == "sync":
-        scope = _name_of(tables.table("sync_scope"), f["W1.scope"])
-        if scope is None:
-            return None
-        first = xname(f["W1.sync_rs"]) if "W1.sync_rs" in f else str(f["W1.sync_id"])
-        mask = (xname(f["W1.mask_rs"]) if "W1.mask_rs" in f
-                else f"{f['W1.mask']:#x}" if "W1.mask" in f else None)
-        return "tsync " + first + _opts(mask, None if scope == "cta" else f"scope={scope}",
-                                        flag("W1.nonblk", "nonblk"))
-    if kind == "wait":
-        if form.params["form"] == "memory":
-            ld, st = f["W1.ld_cnt"], f["W1.st_cnt"]
-            items = [None if ld == 31 else f"ld={ld}", None if st == 31 else f"st={st}",
-                     flag("W1.shared", "shared")]
-            return "twait.mem " + ", ".join(i for i in items if i) if any(items) else "twait.mem"
-        if form.params["form"] == "tma":
-            return f"twait.tma {f['W1.group']}" + _opts(None if f["W1.wait"] else "commit")
-        bits = tables.table("waitop")
-        value = f["W1.waitop"]
-        if value == sum(1 << b for b in bits.values()):
-            return "twait all"
-        return "twait " + ", ".join(u for u, b in bits.items() if value >> b & 1)
-    if kind == "mbar":
-        sub = _name_of(tables.table("mbar_sub"), f["W1.sub"])
-        shapes = {"init": ("rs1", "rs2"), "arrive": ("rd", "rs1"), "arrive_tx": ("rd", "rs1", "rs2"),
-                  "expect_tx": ("rs1", "rs2"), "try_wait": ("rd", "rs1", "rs2")}
-        if sub is None:
-            return None
-        used = shapes[sub]
-        if any(f[f"W1.{r}"] for r in ("rd", "rs1", "rs2") if r not in used):
-            return None
-        return f"tmbar.{sub} " + ", ".join(xname(f[f"W1.{r}"]) for r in used)
-    if kind == "sem":
-        sub = _name_of(tables.table("sem_sub"), f["W1.sub"])
-        return None if sub is None else f"tsem.{sub} {f['W1.index']}, {xname(f['W1.rs2'])}"
-    return None
+def _flag(f: dict[str, int], key: str, text: str) -> str | None:
+    """``text`` when the one-bit field ``key`` is set (a flag operand), else nothing."""
+    return text if f.get(key) else None
 
 
-def _render_talu(tables: Tables, form: OpForm, f: dict[str, int]) -> str | None:
+def _render_mem(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """Tile loads and stores (tile.md 5.1): unit stride, strided, or indexed by a vector
+    whose W2 copy must name the same register."""
+    mode = form.params["mode"]
+    mid = ""
+    extra: list[str | None] = []
+    if mode == "stride":
+        mid = f", {xname(f['W0.rs2'])}"
+    elif mode == "index":
+        if f["W0.vs2"] != f["W2.reg"] or f["W2.addrctl"]:
+            return None
+        mid = f", v{f['W2.reg']}"
+        extra = _vec_ew(tables, f["W2.func6"], "into", "h")
+    off = _off(f, mode == "unit")
+    return (f"{form.name} t{f['W1.td']}, ({xname(f['W1.rs1'])}){mid}"
+            + _opts(off, _ts(tables, f["W1.tilesize"]), _flag(f, "W0.tmask", "tmask"), *extra))
+
+
+def _render_tatomic(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """Tile atomics (tile.md 5.2): the operation in the mnemonic, 32-bit elements by default."""
+    op = _name_of(tables.table("atomic"), f["W0.memuop"] & 31)
+    ew = _name_of(tables.table("vec_size"), f["W1.vec_size"])
+    return (f"{form.name}.{op} t{f['W1.td']}, ({xname(f['W1.rs1'])})"
+            + _opts(_off(f, True), None if ew == "32" else f"ew={ew}", _flag(f, "W1.rtn", "rtn"),
+                    _flag(f, "W0.tmask", "tmask")))
+
+
+def _render_satomic(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """Scalar atomics and reductions (tile.md 5.2): only CAS has a compare register, the
+    result register only where the form returns one; other field mixes have no spelling."""
+    op = _name_of(tables.table("atomic"), f["W0.memuop"] & 31)
+    if op is None or (op == "cas") != bool(f["W0.cas_en"]) or f["W1.rtn"]:
+        return None
+    ew = _name_of(tables.table("vec_size"), f["W1.vec_size"])
+    head = f"{form.name}.{op} "
+    if form.params["result"]:
+        head += f"{xname(f['W1.rd'])}, "
+    text = head + f"{xname(f['W0.rs2'])}, ({xname(f['W1.rs1'])})"
+    if op == "cas":
+        text += f", {xname(f['W0.lo5'])}"
+    elif not form.params["result"] and f["W0.lo5"]:
+        text += f", {f['W0.lo5'] - 32 if f['W0.lo5'] >= 16 else f['W0.lo5']}"
+    elif form.params["result"] and f["W0.lo5"]:
+        return None
+    return text + _opts(None if ew == "32" else f"ew={ew}", _flag(f, "W0.tmask", "tmask"))
+
+
+def _render_tma(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """TMA copies (tile.md 5.3): global locations and bulk-group completion are the defaults."""
+    if f["W0.vs"] != f["W2.reg"] or not f["W0.offseten"] or f["W2.addrctl"]:
+        return None
+    mode = _name_of(tables.table("tmauop"), f["W1.tmauop"])
+    comp = _name_of(tables.table("completion"), f["W0.completion"])
+    dst = _name_of(tables.table("dstloc"), f["W1.dstloc"])
+    src = _name_of(tables.table("srcloc"), f["W1.srcloc"])
+    if None in (mode, comp, dst, src):
+        return None
+    obj = f["W0.completeobj"]
+    completion = {"bulk": f"group={obj}" if obj else None, "mbar": f"mbar={xname(obj)}",
+                  "sem": f"sem={obj}"}[comp or "bulk"]
+    return (f"tma.{mode} {xname(f['W1.dst'])}, {xname(f['W1.src'])}, v{f['W2.reg']}"
+            + _opts(f"dim={f['W1.dim'] + 1}" if f["W1.dim"] else None, _flag(f, "W1.dsttm", "dsttm"),
+                    _flag(f, "W1.srctm", "srctm"), None if dst == "global" else f"dst={dst}",
+                    None if src == "global" else f"src={src}", completion,
+                    _flag(f, "W0.multicast", "multicast"), _flag(f, "W0.tmask", "tmask"),
+                    *_vec_ew(tables, f["W2.func6"], "into", "w")))
+
+
+def _render_mma(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """Matrix multiply (tile.md 5.5): A and B are tiles, or a shared-memory address when
+    the form has the GPR field instead."""
+    dtype = _name_of(tables.table("mmauop"), f["W0.mmauop"])
+    if dtype is None:
+        return None
+    a = f"({xname(f['W1.rs1'])})" if "W1.rs1" in f else f"t{f['W1.ts1']}"
+    b = f"({xname(f['W0.rs2'])})" if "W0.rs2" in f else f"t{f['W0.ts2']}"
+    return (f"tmma.{dtype} t{f['W1.td']}, {a}, {b}"
+            + _opts(_ts(tables, f["W0.tilesize"]), _flag(f, "W0.multitile", "multitile"),
+                    _flag(f, "W1.transmata", "ta"), _flag(f, "W0.transmatb", "tb"),
+                    _flag(f, "W1.neg1", "neg1"), _flag(f, "W0.negd", "negd"),
+                    _flag(f, "W1.reuse1", "reuse1"), _flag(f, "W0.reuse2", "reuse2"),
+                    _flag(f, "W1.reused", "reused")))
+
+
+def _render_csr(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """Tile CSR access (tile.md 5.4): CSRs by name where known; rd_en must agree with rd."""
+    index = f["W1.csr"]
+    csr = csrs.get(index, f"{index:#x}")
+    if form.name == "tcsrr":
+        return f"tcsrr {xname(f['W1.rd'])}, {csr}"
+    if bool(f["W1.rd_en"]) != bool(f["W1.rd"]):
+        return None
+    src = str(f["W1.rs1"]) if form.params.get("imm") else xname(f["W1.rs1"])
+    return f"{form.name} {xname(f['W1.rd'])}, {csr}, {src}"
+
+
+def _render_sync(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """Barriers (tile.md 5.8): id and thread mask from a register or an immediate, CTA scope
+    by default."""
+    scope = _name_of(tables.table("sync_scope"), f["W1.scope"])
+    if scope is None:
+        return None
+    first = xname(f["W1.sync_rs"]) if "W1.sync_rs" in f else str(f["W1.sync_id"])
+    mask = (xname(f["W1.mask_rs"]) if "W1.mask_rs" in f
+            else f"{f['W1.mask']:#x}" if "W1.mask" in f else None)
+    return "tsync " + first + _opts(mask, None if scope == "cta" else f"scope={scope}",
+                                    _flag(f, "W1.nonblk", "nonblk"))
+
+
+def _render_wait(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """Waits (tile.md 5.8): on memory counters (31 = do not wait), a TMA group, or units."""
+    if form.params["form"] == "memory":
+        ld, st = f["W1.ld_cnt"], f["W1.st_cnt"]
+        items = [None if ld == 31 else f"ld={ld}", None if st == 31 else f"st={st}",
+                 _flag(f, "W1.shared", "shared")]
+        return "twait.mem " + ", ".join(i for i in items if i) if any(items) else "twait.mem"
+    if form.params["form"] == "tma":
+        return f"twait.tma {f['W1.group']}" + _opts(None if f["W1.wait"] else "commit")
+    bits = tables.table("waitop")
+    value = f["W1.waitop"]
+    if value == sum(1 << b for b in bits.values()):
+        return "twait all"
+    return "twait " + ", ".join(u for u, b in bits.items() if value >> b & 1)
+
+
+def _render_mbar(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """mbarrier operations (tile.md Appendix B): each names only the registers it uses, and
+    the unused ones must be zero."""
+    sub = _name_of(tables.table("mbar_sub"), f["W1.sub"])
+    shapes = {"init": ("rs1", "rs2"), "arrive": ("rd", "rs1"), "arrive_tx": ("rd", "rs1", "rs2"),
+              "expect_tx": ("rs1", "rs2"), "try_wait": ("rd", "rs1", "rs2")}
+    if sub is None:
+        return None
+    used = shapes[sub]
+    if any(f[f"W1.{r}"] for r in ("rd", "rs1", "rs2") if r not in used):
+        return None
+    return f"tmbar.{sub} " + ", ".join(xname(f[f"W1.{r}"]) for r in used)
+
+
+def _render_sem(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """Semaphore operations (tile.md Appendix B): index and value register."""
+    sub = _name_of(tables.table("sem_sub"), f["W1.sub"])
+    return None if sub is None else f"tsem.{sub} {f['W1.index']}, {xname(f['W1.rs2'])}"
+
+
+def _render_talu(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """TALU (tile.md 5.7): the operation code split over W1 and W0; a binary's second source
+    is a tile, or a vector / FPR whose register W2 must repeat."""
     lo_bits = tables.table("talu_op_bits")["lo_bits"]
-    flag = lambda key, text: text if f.get(key) else None  # noqa: E731
     pform = form.params["form"]
     if pform == "ternary":
         name = _name_of(tables.table("talu_ternary"), f["W1.op_hi"])
@@ -765,11 +800,14 @@ def _render_talu(tables: Tables, form: OpForm, f: dict[str, int]) -> str | None:
         text += f", t{f['W0.ts2']}"
     if pform == "ternary":
         text += f", t{f['W0.ts3']}"
-    return text + _opts(flag("W0.neg1", "neg1"), flag("W0.neg2", "neg2"), flag("W0.reuse1", "reuse1"),
-                        flag("W0.reuse2", "reuse2"), flag("W0.tmask", "tmask"), *extra)
+    return text + _opts(_flag(f, "W0.neg1", "neg1"), _flag(f, "W0.neg2", "neg2"),
+                        _flag(f, "W0.reuse1", "reuse1"), _flag(f, "W0.reuse2", "reuse2"),
+                        _flag(f, "W0.tmask", "tmask"), *extra)
 
 
-def _render_move(tables: Tables, f: dict[str, int]) -> str | None:
+def _render_move(tables: Tables, form: OpForm, f: dict[str, int], csrs: dict[int, str]) -> str | None:
+    """Tile moves (tile.md 5.6): the mvop names direction and CPU register file; the
+    sub-mnemonic comes from the same _MOVES table the assembler uses."""
     kind = _name_of(tables.table("mvop"), f["W2.mvop"])
     if kind is None or f["W2.addrctl"]:
         return None
@@ -794,3 +832,11 @@ def _render_move(tables: Tables, f: dict[str, int]) -> str | None:
     if name is None:
         return None
     return f"tmv.{sub} {ops}, {index}" + _opts(*extra, "bc" if f["W2.bc"] else None)
+
+
+#: Operation-form kind (tables) → the spelling of its operands; a kind not listed has none
+_RENDERERS: dict[str, Callable[[Tables, OpForm, dict[str, int], dict[int, str]], str | None]] = {
+    "mem": _render_mem, "tatomic": _render_tatomic, "satomic": _render_satomic, "tma": _render_tma,
+    "mma": _render_mma, "talu": _render_talu, "move": _render_move, "csr": _render_csr,
+    "sync": _render_sync, "wait": _render_wait, "mbar": _render_mbar, "sem": _render_sem,
+}

@@ -239,19 +239,30 @@ def _lane_mask(sfpu: Any, mod0: int, block_bit: U32, configured: bool, wh_store:
     return mask
 
 
-def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,  # noqa: C901 - to split (issue 14 §5)
+def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,
               write: bool = True, wh: bool = False, apply_addr_mod: bool = True) -> None:
-    """The SFPLOAD data move; ``write`` False drops the LReg write (VD 8..15)."""
+    """The SFPLOAD data move; ``write`` False drops the LReg write (VD 8..15).
+
+    Vendor ISA page BlackholeA0/TensixTile/TensixCoprocessor/SFPLOAD.md, "Functional
+    model" (spec §10.3).  This runs once per instruction, so the common case (one of
+    the compiled kernels above) is dispatched here without further Python calls; lane
+    configuration, undefined Dest rows and the formats without a kernel go through
+    :func:`_load_lanes`.
+    """
     core = thread.core
     sfpu = core.sfpu
     if mod0 == 0:
         mod0 = resolve_srcb(thread, store=False, wh=wh)
     addr = addressing.sfpu_address(thread, imm10, int32_all=mod0 == INT32_ALL, load=True, wh=wh)
-    if write and vd < 8 and core.dest.all_valid and not lanes.configured(sfpu):
-        fast = _LOAD_FAST.get((mod0, wh))
+    if write and vd < 8:
+        fast = None
+        if core.dest.all_valid and not lanes.configured(sfpu):
+            fast = _LOAD_FAST.get((mod0, wh))
+            if fast is None:
+                fast = _load_fast(mod0, wh)
         if fast is None:
-            fast = _load_fast(mod0, wh)
-        if fast is not None:
+            _load_lanes(thread, ins, vd, mod0, addr, wh)
+        else:
             c = core.cfg.fields
             remap = 1 if c.get("DEST_ACCESS_CFG_remap_addrs", 0) else 0
             if fast[2]:
@@ -260,69 +271,129 @@ def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: i
                 adj = _ADJ16_ROWS[remap]
             fast[0](core.dest.flat, adj, fast[1], sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags,
                     addr, vd)
-            if apply_addr_mod:
-                addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
-            return
-    if write and vd < 8:
-        configured = lanes.configured(sfpu)
-        mask = _lane_mask(sfpu, mod0, _RD_BLOCK, configured)
-        colx = _colx(sfpu, lanes.DEST_RD_COL_EXCHANGE) if configured else 0
-        c = core.cfg.fields
-        row, col, f16, f32h, f32l = lane_cells(addr, colx, bool(c.get("DEST_ACCESS_CFG_remap_addrs", 0)),
-                                               bool(c.get("DEST_ACCESS_CFG_swizzle_32b", 0)))
-        dest = core.dest
-        flat = dest.flat
-        old = sfpu.lreg[vd]
-        if mod0 in LOAD_32:
-            hi = flat[f32h]
-            lo = flat[f32l]
-            if not dest.all_valid:
-                bad = ~(dest.defined(f32h) & dest.defined(f32l))
-                if mask is not None:
-                    bad &= mask
-                if bad.any():
-                    _undefined_read(thread, ins, f32h[bad])
-                    hi = np.where(bad, 0, hi).astype(np.uint16)
-                    lo = np.where(bad, 0, lo).astype(np.uint16)
-            if wh and mod0 == 12:
-                value = load_convert(12, None, (hi.astype(U32) << _16) | lo, old, wh=True)
-            else:
-                value = unshuffle_hi_table().take(hi)
-                value |= lo
-        elif mod0 == 11:
-            value = _ZERO32
-        else:
-            h = flat[f16]
-            if not dest.all_valid:
-                bad = ~dest.defined(f16)
-                if mask is not None:
-                    bad &= mask
-                if bad.any():
-                    _undefined_read(thread, ins, f16[bad])
-                    h = np.where(bad, 0, h).astype(np.uint16)
-            if mod0 == 14:
-                value = old & _HI_MASK
-                value |= h
-            elif mod0 == 15:
-                value = old & _LO_MASK
-                value |= load_table(7).take(h)
-            elif mod0 == 1 and configured and np.count_nonzero(sfpu.lane_config & _FP16_INF):
-                value = np.where((sfpu.lane_config & _FP16_INF) != 0,
-                                 load_table(1, True).take(h), load_table(1).take(h))
-            else:
-                value = load_table(mod0, False, wh and mod0 in (5, 13)).take(h)
-        if mask is None:
-            old[:] = value
-        else:
-            np.copyto(old, value, where=mask)
-        if vd < 4 and configured:
-            cap = (sfpu.lane_config & _CAPTURE) == _CAPTURE
-            if mask is not None:
-                cap &= mask
-            if cap.any():
-                np.copyto(sfpu.lreg[vd + 4], ((row << 4) | col).astype(U32), where=cap)
     if apply_addr_mod:
         addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
+
+
+def _load_lanes(thread: Any, ins: Any, vd: int, mod0: int, addr: int, wh: bool) -> None:
+    """SFPLOAD into LReg[vd] (vd < 8) with the whole per-lane model of SFPLOAD.md's
+    "Functional model": BLOCK_SFPU_RD_FROM_DEST, EN(L) (ignored by INT32_ALL),
+    DEST_RD_COL_EXCHANGE, checked reads of undefined Dest rows, and the index capture."""
+    core = thread.core
+    sfpu = core.sfpu
+    configured = lanes.configured(sfpu)
+    mask = _lane_mask(sfpu, mod0, _RD_BLOCK, configured)
+    colx = _colx(sfpu, lanes.DEST_RD_COL_EXCHANGE) if configured else 0
+    c = core.cfg.fields
+    row, col, f16, f32h, f32l = lane_cells(addr, colx, bool(c.get("DEST_ACCESS_CFG_remap_addrs", 0)),
+                                           bool(c.get("DEST_ACCESS_CFG_swizzle_32b", 0)))
+    dest = core.dest
+    old = sfpu.lreg[vd]
+    if mod0 in LOAD_32:
+        hi = dest.flat[f32h]
+        lo = dest.flat[f32l]
+        if not dest.all_valid:
+            hi, lo = _undefined_dst32(thread, ins, f32h, f32l, hi, lo, mask)
+        value = _from_dst32(mod0, hi, lo, old, wh)
+    elif mod0 == 11:                                     # ZERO reads no cell
+        value = _ZERO32
+    else:
+        h = dest.flat[f16]
+        if not dest.all_valid:
+            h = _undefined_dst16(thread, ins, f16, h, mask)
+        value = _FROM_DST16.get(mod0, _from_dst16_table)(
+            mod0, h, old, sfpu.lane_config if configured else None, wh)
+    if mask is None:
+        old[:] = value
+    else:
+        np.copyto(old, value, where=mask)
+    if vd < 4 and configured:
+        _capture_index(sfpu, vd, mask, row, col)
+
+
+def _undefined_dst32(thread: Any, ins: Any, f32h: np.ndarray, f32l: np.ndarray, hi: np.ndarray,
+                     lo: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The (high, low) Dst32b cells read, once some Dest row is undefined: a moving lane
+    whose cell ZEROACC left undefined is a rule violation, and reads 0 when lenient."""
+    dest = thread.core.dest
+    bad = ~(dest.defined(f32h) & dest.defined(f32l))
+    if mask is not None:
+        bad &= mask
+    if bad.any():
+        _undefined_read(thread, ins, f32h[bad])
+        hi = np.where(bad, 0, hi).astype(np.uint16)
+        lo = np.where(bad, 0, lo).astype(np.uint16)
+    return hi, lo
+
+
+def _undefined_dst16(thread: Any, ins: Any, f16: np.ndarray, h: np.ndarray, mask: np.ndarray | None
+                     ) -> np.ndarray:
+    """The Dst16b cells read, once some Dest row is undefined (as :func:`_undefined_dst32`)."""
+    dest = thread.core.dest
+    bad = ~dest.defined(f16)
+    if mask is not None:
+        bad &= mask
+    if bad.any():
+        _undefined_read(thread, ins, f16[bad])
+        h = np.where(bad, 0, h).astype(np.uint16)
+    return h
+
+
+def _from_dst32(mod0: int, hi: np.ndarray, lo: np.ndarray, old: np.ndarray, wh: bool) -> np.ndarray:
+    """FP32 / INT32 / INT32_ALL / INT32_SM: UnshuffleFP32 of the Dst32b value (SFPLOAD.md);
+    Wormhole's INT32_SM also converts sign-magnitude to two's complement (dest.load_convert)."""
+    if wh and mod0 == 12:
+        return load_convert(12, None, (hi.astype(U32) << _16) | lo, old, wh=True)
+    value = unshuffle_hi_table().take(hi)
+    value |= lo
+    return value
+
+
+def _from_dst16_table(mod0: int, h: np.ndarray, old: np.ndarray, lane_config: np.ndarray | None,
+                      wh: bool) -> np.ndarray:
+    """The 16-bit formats that replace the whole LReg value (BF16, INT8, UINT16, HI16,
+    INT16, LO16, INT8_COMP; FP16 without ENABLE_FP16A_INF): one table lookup per cell."""
+    return load_table(mod0, False, wh and mod0 in (5, 13)).take(h)
+
+
+def _from_dst16_fp16(mod0: int, h: np.ndarray, old: np.ndarray, lane_config: np.ndarray | None,
+                     wh: bool) -> np.ndarray:
+    """FP16 (ReadFP16 in SFPLOAD.md): lanes with ENABLE_FP16A_INF read the largest FP16
+    value as infinity, so they take the other table."""
+    if lane_config is not None and np.count_nonzero(lane_config & _FP16_INF):
+        return np.where((lane_config & _FP16_INF) != 0,
+                        load_table(1, True).take(h), load_table(1).take(h))
+    return load_table(1, False, False).take(h)
+
+
+def _from_dst16_lo16_only(mod0: int, h: np.ndarray, old: np.ndarray, lane_config: np.ndarray | None,
+                          wh: bool) -> np.ndarray:
+    """LO16_ONLY: the cell replaces the low half, the high half of the LReg stays."""
+    value = old & _HI_MASK
+    value |= h
+    return value
+
+
+def _from_dst16_hi16_only(mod0: int, h: np.ndarray, old: np.ndarray, lane_config: np.ndarray | None,
+                          wh: bool) -> np.ndarray:
+    """HI16_ONLY: the cell replaces the high half, the low half of the LReg stays."""
+    value = old & _LO_MASK
+    value |= load_table(7).take(h)
+    return value
+
+
+#: SFPLOAD Mod0 → conversion of Dst16b cells that needs more than one table (others: the table)
+_FROM_DST16 = {1: _from_dst16_fp16, 14: _from_dst16_lo16_only, 15: _from_dst16_hi16_only}
+
+
+def _capture_index(sfpu: Any, vd: int, mask: np.ndarray | None, row: np.ndarray, col: np.ndarray) -> None:
+    """LReg[vd + 4] = (Row << 4) | Column in the moving lanes with ENABLE_DEST_INDEX and
+    CAPTURE_DEFAULT_DEST_INDEX (SFPLOAD.md, for VD < 4)."""
+    cap = (sfpu.lane_config & _CAPTURE) == _CAPTURE
+    if mask is not None:
+        cap &= mask
+    if cap.any():
+        np.copyto(sfpu.lreg[vd + 4], ((row << 4) | col).astype(U32), where=cap)
 
 
 def _undefined_read(thread: Any, ins: Any, cells: np.ndarray) -> None:
@@ -341,31 +412,46 @@ def sfpstore(thread: Any, ins: Any) -> None:
     sfpu_store(thread, ins, vd, mod0, am, imm10, wh=wh)
 
 
-def sfpu_store(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,  # noqa: C901 - to split (issue 14 §5)
+def sfpu_store(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,
                wh: bool = False, apply_addr_mod: bool = True) -> None:
-    """The SFPSTORE data move from LReg[vd] (0..16) to Dest."""
+    """The SFPSTORE data move from LReg[vd] (0..16) to Dest.
+
+    Vendor ISA page BlackholeA0/TensixTile/TensixCoprocessor/SFPSTORE.md, "Functional
+    model" (spec §10.4).  As in :func:`sfpu_load`, the compiled kernel of the common
+    case is dispatched here; everything else goes through :func:`_store_lanes`.
+    """
     core = thread.core
     sfpu = core.sfpu
     if mod0 == 0:
         mod0 = resolve_srcb(thread, store=True, wh=wh)
     addr = addressing.sfpu_address(thread, imm10, int32_all=mod0 == INT32_ALL, load=False, wh=wh)
+    fast = None
     if (vd < 12 or vd == 16) and core.dest.all_valid and not lanes.configured(sfpu):
         fast = _STORE_FAST.get((mod0, wh))
         if fast is None:
             fast = _store_fast(mod0, wh)
-        if fast is not None:
-            c = core.cfg.fields
-            remap = 1 if c.get("DEST_ACCESS_CFG_remap_addrs", 0) else 0
-            if fast[-1]:
-                adj = _ADJ32_ROWS[2 * remap + (1 if c.get("DEST_ACCESS_CFG_swizzle_32b", 0) else 0)]
-                fast[0](core.dest.flat, adj, fast[1], fast[2], fast[3], sfpu.lreg,
-                        sfpu.lane_flags, sfpu.use_lane_flags, addr, vd)
-            else:
-                fast[0](core.dest.flat, _ADJ16_ROWS[remap], fast[1], fast[2], sfpu.lreg,
-                        sfpu.lane_flags, sfpu.use_lane_flags, addr, vd)
-            if apply_addr_mod:
-                addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
-            return
+    if fast is None:
+        _store_lanes(thread, vd, mod0, addr, wh)
+    else:
+        c = core.cfg.fields
+        remap = 1 if c.get("DEST_ACCESS_CFG_remap_addrs", 0) else 0
+        if fast[-1]:
+            adj = _ADJ32_ROWS[2 * remap + (1 if c.get("DEST_ACCESS_CFG_swizzle_32b", 0) else 0)]
+            fast[0](core.dest.flat, adj, fast[1], fast[2], fast[3], sfpu.lreg,
+                    sfpu.lane_flags, sfpu.use_lane_flags, addr, vd)
+        else:
+            fast[0](core.dest.flat, _ADJ16_ROWS[remap], fast[1], fast[2], sfpu.lreg,
+                    sfpu.lane_flags, sfpu.use_lane_flags, addr, vd)
+    if apply_addr_mod:
+        addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
+
+
+def _store_lanes(thread: Any, vd: int, mod0: int, addr: int, wh: bool) -> None:
+    """SFPSTORE with the whole per-lane model of SFPSTORE.md's "Functional model":
+    BLOCK_DEST_WR_FROM_SFPU (Blackhole), EN(L) (ignored by INT32_ALL), the backdoor
+    bit of LReg 12..15, DEST_WR_COL_EXCHANGE; the cells written become defined."""
+    core = thread.core
+    sfpu = core.sfpu
     configured = lanes.configured(sfpu)
     mask = _lane_mask(sfpu, mod0, _WR_BLOCK, configured, wh_store=wh)
     if 12 <= vd < 16:                                    # only lanes whose backdoor is disabled store
@@ -373,58 +459,91 @@ def sfpu_store(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: 
         mask = open_ if mask is None else mask & open_
     colx = _colx(sfpu, lanes.DEST_WR_COL_EXCHANGE) if configured else 0
     c = core.cfg.fields
-    row, col, f16, f32h, f32l = lane_cells(addr, colx, bool(c.get("DEST_ACCESS_CFG_remap_addrs", 0)),
-                                           bool(c.get("DEST_ACCESS_CFG_swizzle_32b", 0)))
+    _, _, f16, f32h, f32l = lane_cells(addr, colx, bool(c.get("DEST_ACCESS_CFG_remap_addrs", 0)),
+                                       bool(c.get("DEST_ACCESS_CFG_swizzle_32b", 0)))
     dest = core.dest
     flat = dest.flat
     x = sfpu.lreg[vd]
     if mod0 in STORE_32:
-        low, top = _halves(x)
-        if mod0 == 3 and not wh:                         # BH FP32: flush denormals to signed zero
-            hi = shuffle_hi_table(True).take(top)
-            lo = low & flush_lo16_table().take(top)
-        elif mod0 in (3, 4, 10) or (mod0 == 12 and not wh):
-            hi = shuffle_hi_table(False).take(top)
-            lo = low
-        elif mod0 == 7:
-            hi, lo = top, low
-        elif mod0 == 9:
-            hi, lo = low, top
-        else:
-            v = store_convert(mod0, x, wh=wh)
-            hi = (v >> _16).astype(np.uint16)
-            lo = v.astype(np.uint16)
-        if mask is None:
-            flat[f32h] = hi
-            flat[f32l] = lo
-            if not dest.all_valid:
-                dest.mark_written(np.concatenate((f32h, f32l)))
-        else:
-            flat[f32h[mask]] = hi[mask]
-            flat[f32l[mask]] = lo[mask]
-            if not dest.all_valid:
-                dest.mark_written(np.concatenate((f32h[mask], f32l[mask])))
+        hi, lo = _TO_DST32[mod0](mod0, x, wh)
+        if mask is not None:
+            f32h, f32l, hi, lo = f32h[mask], f32l[mask], hi[mask], lo[mask]
+        flat[f32h] = hi
+        flat[f32l] = lo
+        if not dest.all_valid:
+            dest.mark_written(np.concatenate((f32h, f32l)))
     else:
-        if mod0 == 2:
-            cell = shuffle_hi_table(True).take(_halves(x)[1])
-        elif mod0 == 1:
-            cell = store_fp16_table().take(x >> _13)
-        elif mod0 in (6, 14):
-            cell = _halves(x)[0]
-        elif mod0 == 15:
-            cell = _halves(x)[1]
-        else:
-            cell = store_convert(mod0, x, wh=wh).astype(np.uint16)
-        if mask is None:
-            flat[f16] = cell
-            if not dest.all_valid:
-                dest.mark_written(f16)
-        else:
-            flat[f16[mask]] = cell[mask]
-            if not dest.all_valid:
-                dest.mark_written(f16[mask])
-    if apply_addr_mod:
-        addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
+        cell = _TO_DST16.get(mod0, _to_dst16_convert)(mod0, x, wh)
+        if mask is not None:
+            f16, cell = f16[mask], cell[mask]
+        flat[f16] = cell
+        if not dest.all_valid:
+            dest.mark_written(f16)
+
+
+def _to_dst32_shuffled(mod0: int, x: np.ndarray, wh: bool) -> tuple[np.ndarray, np.ndarray]:
+    """FP32 / INT32 / INT32_ALL, and INT32_SM on Blackhole: (high, low) Dst32b cells of
+    ShuffleFP32(x) (SFPSTORE.md); Blackhole's FP32 flushes denormals to signed zero."""
+    low, top = _halves(x)
+    if mod0 == 3 and not wh:
+        return shuffle_hi_table(True).take(top), low & flush_lo16_table().take(top)
+    return shuffle_hi_table(False).take(top), low
+
+
+def _to_dst32_int32_sm(mod0: int, x: np.ndarray, wh: bool) -> tuple[np.ndarray, np.ndarray]:
+    """INT32_SM: Wormhole converts two's complement to sign-magnitude (dest.store_convert);
+    Blackhole stores the bits as INT32 does."""
+    if not wh:
+        return _to_dst32_shuffled(mod0, x, wh)
+    v = store_convert(mod0, x, wh=wh)
+    return (v >> _16).astype(np.uint16), v.astype(np.uint16)
+
+
+def _to_dst32_hi16(mod0: int, x: np.ndarray, wh: bool) -> tuple[np.ndarray, np.ndarray]:
+    """HI16: the LReg bits as they are, no shuffle."""
+    low, top = _halves(x)
+    return top, low
+
+
+def _to_dst32_lo16(mod0: int, x: np.ndarray, wh: bool) -> tuple[np.ndarray, np.ndarray]:
+    """LO16: the LReg bits rotated by 16, no shuffle."""
+    low, top = _halves(x)
+    return low, top
+
+
+#: SFPSTORE Mod0 (the formats that write a Dst32b cell, dest.STORE_32) → (high, low) cells
+_TO_DST32 = {3: _to_dst32_shuffled, 4: _to_dst32_shuffled, 10: _to_dst32_shuffled,
+             12: _to_dst32_int32_sm, 7: _to_dst32_hi16, 9: _to_dst32_lo16}
+
+
+def _to_dst16_fp16(mod0: int, x: np.ndarray, wh: bool) -> np.ndarray:
+    """FP16: truncating, saturating (E12); the cell depends on bits 31..13 only."""
+    return store_fp16_table().take(x >> _13)
+
+
+def _to_dst16_bf16(mod0: int, x: np.ndarray, wh: bool) -> np.ndarray:
+    """BF16: denormals flushed to signed zero, then the shuffled top half."""
+    return shuffle_hi_table(True).take(_halves(x)[1])
+
+
+def _to_dst16_low(mod0: int, x: np.ndarray, wh: bool) -> np.ndarray:
+    """UINT16 / LO16_ONLY: the low half of the LReg."""
+    return _halves(x)[0]
+
+
+def _to_dst16_high(mod0: int, x: np.ndarray, wh: bool) -> np.ndarray:
+    """HI16_ONLY: the high half of the LReg."""
+    return _halves(x)[1]
+
+
+def _to_dst16_convert(mod0: int, x: np.ndarray, wh: bool) -> np.ndarray:
+    """INT8, INT16, ZERO, INT8_COMP: the reference conversion (dest.store_convert)."""
+    return store_convert(mod0, x, wh=wh).astype(np.uint16)
+
+
+#: SFPSTORE Mod0 → Dst16b cells, for the formats with a table or a plain half (others: store_convert)
+_TO_DST16 = {1: _to_dst16_fp16, 2: _to_dst16_bf16, 6: _to_dst16_low, 14: _to_dst16_low,
+             15: _to_dst16_high}
 
 
 # ------------------------------------------------------------------------------ ZEROACC
