@@ -206,6 +206,19 @@ def test_tool_options_are_collected_like_the_command_line_adds_them():
         "fi_at", "fi_at", "fi_at", "tr_quiet", None]
 
 
+def test_tool_options_are_checked_against_run_and_resume_as_the_command_has_them():
+    from tessera.cli.contributions import RUN_COMMANDS, builtin_parameters
+
+    opts = ToolOptions()
+    problems = opts.collect([("tr", [click.Option(["--tr-level"]), click.Option(["--snapshot"]),
+                                     click.Option(["--tr-cap", "memory_cap"])])],
+                            {command: builtin_parameters(command) for command in RUN_COMMANDS})
+    assert problems == {"tr": [  # resume's argument SNAPSHOT, run's --memory-cap
+        "option --snapshot clashes with an option of tessera resume (the tessera command does not add it)",
+        "option --tr-cap clashes with an option of tessera run (the tessera command does not add it)"]}
+    assert list(opts.owner) == ["tr_level"]
+
+
 def test_tool_options_from_the_command_line_are_converted_by_their_types():
     opts, _ = _options()
     opts.apply(["fi-at=0x40", "tr_level=3", "tr-quiet", "tr-agent=core0", "--tr-agent=core1"])

@@ -15,9 +15,9 @@ these is a violation reported as ``file:line``:
   attribute the core defines (``_take_trap``, ``_caches``, ``_filler``) and the
   plugin's own package does not: a plugin reaching into a core object.
 
-:data:`KNOWN_EXCEPTIONS` lists what is left to replace by a public seam, each with the
-reason; an entry that no longer matches a violation fails the test too, so the list
-shows exactly what remains.
+:data:`KNOWN_EXCEPTIONS` would list uses still waiting for a public seam, each with the
+reason; it is empty, as every plugin here now uses the public API only.  An entry that
+no longer matches a violation fails the test too, so the list shows exactly what remains.
 """
 
 from __future__ import annotations
@@ -40,20 +40,8 @@ ROOT = Path(__file__).resolve().parents[2]
 API_PAGE = ROOT / "docs" / "api.md"
 CORE = Path(tessera.__file__).parent
 
-_RECORD_OPERATION = "issue 14 §3 bullet 2: core-owned record operation"
-_CLI_ITSELF = ("the conformance suite checks plugins' commands and run options against the "
-               "command line itself")
-
 #: ``(file relative to the repository, what it uses) -> why`` this use is allowed for now.
-KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("conformance/src/tessera_conformance/probes.py", "tessera.engine.capture.Capture"): _RECORD_OPERATION,
-    ("conformance/src/tessera_conformance/probes.py", "tessera.engine.capture.static_writes"):
-        _RECORD_OPERATION,
-    ("conformance/src/tessera_conformance/discovery.py", "tessera.cli.run.run"): _CLI_ITSELF,
-    ("conformance/src/tessera_conformance/check_plugins.py", "tessera.cli.main.BUILTIN"): _CLI_ITSELF,
-    ("conformance/src/tessera_conformance/check_plugins.py", "tessera.cli.main.add_plugin_commands"):
-        _CLI_ITSELF,
-}
+KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 # --------------------------------------------------------------------------- the public API

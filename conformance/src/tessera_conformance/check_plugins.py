@@ -70,7 +70,7 @@ def test_declarations(plugin_target, conformance_suite):
 
 def test_hooks(plugin_target, conformance_suite, capsys):
     """Implementations validate against the hookspecs; CLI commands are added cleanly."""
-    from tessera.cli.main import BUILTIN, add_plugin_commands
+    from tessera.cli.contributions import BUILTIN_COMMANDS, add_plugin_commands
 
     subject = plugin_target.subject
     host = conformance_suite.host_for(subject.name)
@@ -100,7 +100,7 @@ def test_hooks(plugin_target, conformance_suite, capsys):
             problems.append(host.records[subject.name].reason)
         problems.extend(line for line in err.splitlines() if "clashes" in line)
         for name, cmd in group.commands.items():
-            if name in BUILTIN:  # pragma: no cover - refused by add_plugin_commands
+            if name in BUILTIN_COMMANDS:  # pragma: no cover - refused by add_plugin_commands
                 problems.append(f"command {name!r} replaces a built-in command")
             if not isinstance(cmd, click.Command):  # pragma: no cover
                 problems.append(f"command {name!r} is not a click command")

@@ -641,7 +641,7 @@ def test_random_programs(arch_target, conformance_suite):
     suite, arch, subject = conformance_suite, arch_target.arch, arch_target.subject
     bounds = RegisterBounds(limit=3)  # and no register is written beyond its width
     host = suite.host_for(subject.name,
-                          extra=[("conformance-observer", Observer([], bounds=bounds, analyse=False))])
+                          extra=[("conformance-observer", Observer([], bounds=bounds))])
     words_per_program, steps = 48, 200
     tally = Tally()
 

@@ -259,10 +259,11 @@ class Suite:
 
     def _collect_run_options(self) -> None:
         """The ``tessera run`` options of every plugin (see :mod:`tessera_conformance.tooloptions`)."""
-        from tessera.cli.run import run as run_command
+        from tessera.cli.contributions import RUN_COMMANDS, builtin_parameters
 
         answers = self._call_each("tessera_run_options")
-        for plugin, problems in self.tool_options.collect(answers, run_command.params).items():
+        builtin = {command: builtin_parameters(command) for command in RUN_COMMANDS}
+        for plugin, problems in self.tool_options.collect(answers, builtin).items():
             self.subjects[plugin].problems.extend(problems)
         self.tool_options.drop(name for name, rec in self.host.records.items() if rec.status == FAILED)
         self.tool_options.apply(self._option_pairs)

@@ -11,8 +11,9 @@ Event tuples (one shared ``log`` per run, in the order things happened):
 * ``("T", agent, pc, cause)`` — ``tessera_trap``;
 * ``("W", agent, obj, pc)`` — a ``wait`` sync event (an agent parked at ``pc``);
 * ``("R" | "S", agent, address, size, value, space)`` — a memory watch saw a read / store;
-* ``("O", agent, "PC WORD")`` — an execute *observer* saw an instruction retire (``"PC WORD ="``
-  when the register it writes changed; ``("V", agent, value)`` follows with the new value).
+* ``("O", agent, "PC WORD")`` — an execute *observer* saw an instruction retire and change no
+  register; ``("O", agent, "PC WORD FILE[INDEX] =")`` then ``("V", agent, value)`` for each
+  register it changed, with the new value.
 
 :class:`RegisterBounds` is not a plugin: an :class:`Observer` given one checks, at each
 retirement it sees, that the registers the instruction wrote hold values within the
@@ -25,6 +26,7 @@ import hashlib
 from typing import Any
 
 import tessera
+from tessera.engine.record import Change, Record
 from tessera.memory import Watch
 
 CHUNK = 1 << 16
@@ -143,43 +145,45 @@ class Observer:
     """Retirements (``tessera_execute_observe``), traps and waits: a trace that keeps the fast
     engine translating blocks, unlike :class:`Recorder`'s execute callbacks.
 
-    Its observers carry a :class:`~tessera.engine.capture.Capture`, so the fast engine
-    compiles them into blocks wherever an instruction writes one known register (or
-    none): the log then also shows, as ``("V", agent, value)`` after the ``"O"`` event,
-    the new value of the register the instruction wrote when it changed — and the
-    engine-equivalence check compares those between engines too.
+    Its observers are the core's record operation (:class:`tessera.engine.record.Record`),
+    as a tracer's would be: per retirement the token ``"PC WORD"`` when no register
+    changed, else ``"PC WORD FILE[INDEX] ="`` and ``("V", agent, value)`` for each
+    register that changed.  The fast engine compiles them into its blocks wherever an
+    instruction writes one known register or none, and calls them elsewhere; the
+    step engine calls them at every retirement, so ``engine-equivalence``, which
+    requires the logs to be equal, compares the compiled records with the called ones.
 
-    Given ``bounds`` (:class:`RegisterBounds`), each observer call also checks what the
-    instruction wrote: the one register it is known to write when its value changed,
-    every register when its writes are not known; trap entry and the state before the
-    first instruction are checked whole.  Where the fast engine runs a capture inside
-    a block the observer is not called, but the value it captures is in the log, which
-    ``engine-equivalence`` requires to equal the step engine's, where every retirement
-    is checked.
+    Given ``bounds`` (:class:`RegisterBounds`), every new value recorded is checked —
+    on both engines, since a compiled block hands its values to the same sink — and so
+    is every register after an instruction whose writes are not known (or not yet
+    worked out: the core compares every register until an instruction is hot); trap
+    entry and the state before the first instruction are checked whole.
     """
 
     TESSERA_API_VERSION = 1
 
     def __init__(self, log: list[tuple[Any, ...]] | None = None, *,
-                 bounds: RegisterBounds | None = None, analyse: bool = True) -> None:
+                 bounds: RegisterBounds | None = None) -> None:
         self.log = [] if log is None else log
         self.bounds = bounds
-        #: False: do not work out what each instruction writes (about 0.1 ms per instruction
-        #: the first time it runs) and check every register after each one instead: cheaper
-        #: for code that mostly runs once, such as random programs.  No captures then.
-        self.analyse = analyse
         self._sinks: dict[Any, tuple[Any, Any, dict[str, list[Any]]]] = {}
+        #: changed-token -> ``(file, index, where)``: what a recorded value is checked as
+        self._written: dict[str, tuple[str, int, str]] = {}
 
     def sink(self, agent: Any) -> tuple[Any, Any, dict[str, list[Any]]]:
-        """Per agent: ``(record, remember, shadows)`` (the capture protocol)."""
+        """Per agent: ``(record, remember, shadows)`` (a :data:`tessera.engine.record.Sink`)."""
         got = self._sinks.get(agent)
         if got is None:
-            log, name = self.log, agent.name
+            log, name, bounds, written = self.log, agent.name, self.bounds, self._written
 
             def record(token: str) -> None:
                 log.append(("O", name, token))
 
             def remember(value: Any) -> None:
+                if bounds is not None:  # the token just recorded names the register
+                    register = written.get(log[-1][2])
+                    if register is not None:
+                        bounds.check(agent, register[0], register[1], value, register[2])
                 log.append(("V", name, value))
 
             shadows = {f: list(v) for f, v in (getattr(agent, "regs", None) or {}).items()}
@@ -199,41 +203,28 @@ class Observer:
 
     @tessera.hookimpl
     def tessera_execute_observe(self, ins: Any) -> Any:
-        from tessera.engine.capture import Capture, static_writes
-
-        token = f"{ins.address:#x} {ins.word:#x}"
+        unchanged = f"{ins.address:#x} {ins.word:#x}"
+        where = _where(ins)
+        written = self._written
         sink = self.sink
         bounds = self.bounds
-        plan: list[Any] = [] if self.analyse else [False]
 
-        def observe(agent: Any, ins: Any) -> None:
-            record, remember, shadows = sink(agent)
-            if not plan:
-                writes = static_writes(ins, agent)
-                register = next(iter(writes)) if writes and len(writes) == 1 else None
-                plan.append(register if writes is not None and len(writes) <= 1 else False)
-                if plan[0] is not False:
-                    observe.capture = Capture(sink, register, token + " =", token,  # type: ignore[attr-defined]
-                                              type(agent))
-            register = plan[0]
-            if not register:
-                record(token)
-                if register is False and bounds is not None:  # writes not known: look at them all
-                    bounds.check_all(agent, _where(ins))
-                return
-            rf, index = register
-            value = getattr(agent, rf)[index]
-            shadow = shadows[rf]
-            if value != shadow[index]:
-                shadow[index] = value
-                record(token + " =")
+        def changed(regfile: str, index: int) -> str:
+            token = f"{unchanged} {regfile}[{index}] ="
+            written[token] = (regfile, index, where)
+            return token
+
+        def otherwise(agent: Any, changes: list[Change], complete: bool) -> None:
+            record, remember, _shadows = sink(agent)
+            for regfile, index, value in changes:  # what the record operation does without otherwise
+                record(changed(regfile, index))
                 remember(value)
-                if bounds is not None:
-                    bounds.check(agent, rf, index, value, _where(ins))
-            else:
-                record(token)
+            if not changes:
+                record(unchanged)
+            if complete and bounds is not None:  # writes not known: look at every register
+                bounds.check_all(agent, where)
 
-        return observe
+        return Record(sink, unchanged, changed, otherwise).observer()
 
     @tessera.hookimpl
     def tessera_trap(self, agent: Any, trap: Any) -> None:

@@ -46,17 +46,28 @@ class ToolOptions:
 
     # ------------------------------------------------------------------ collecting
 
-    def collect(self, answers: Iterable[tuple[str, Any]], builtin: Iterable[click.Parameter] = ()
+    def collect(self, answers: Iterable[tuple[str, Any]],
+                builtin: Mapping[str, Iterable[click.Parameter]] | Iterable[click.Parameter] = ()
                 ) -> dict[str, list[str]]:
         """Take each plugin's ``tessera_run_options`` answer; ``{plugin: problems}`` for bad ones.
 
-        The problems are what the ``tessera`` command would refuse or ignore: an answer
-        that is not a list of ``click.Option``, and an option whose name or option
-        strings clash with a built-in option of ``tessera run`` or an earlier plugin's.
+        ``builtin`` holds the commands' own parameters, by command name (``run``,
+        ``resume``: :func:`tessera.cli.contributions.builtin_parameters`), or those of
+        ``run`` alone.  The problems are what the ``tessera`` command would refuse or
+        ignore: an answer that is not a list of ``click.Option``, and an option whose
+        name or option strings clash with a built-in option of one of those commands
+        or an earlier plugin's.
         """
         problems: dict[str, list[str]] = {}
-        taken = {p.name: "tessera run" for p in builtin}
-        strings = {s: "tessera run" for p in builtin for s in getattr(p, "opts", [])}
+        own = builtin if isinstance(builtin, Mapping) else {"run": builtin}
+        taken: dict[str, str] = {}
+        strings: dict[str, str] = {}
+        for command, params in own.items():
+            for p in params:
+                if p.name:
+                    taken.setdefault(p.name, f"tessera {command}")
+                for s in getattr(p, "opts", []):
+                    strings.setdefault(s, f"tessera {command}")
         for plugin, got in answers:
             if got is None:
                 continue

@@ -27,8 +27,8 @@ an instruction whose writes are not known — the observer itself is called, and
 does exactly the same, so results never depend on the engine (the conformance
 check ``engine-equivalence`` compares them).
 
-An observer built by hand may carry a ``Capture`` too (the conformance probes' does),
-as long as it keeps the two rules :mod:`tessera.engine.record` keeps for its own:
+An observer built by hand may carry a ``Capture`` too, as long
+as it keeps the two rules :mod:`tessera.engine.record` keeps for its own:
 
 * the observer computes its register from :func:`static_writes` for the agent's
   class (the same analysis the translator runs) and sets ``capture`` only for
