@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
+import time
 import types
 from typing import Any
 
@@ -146,6 +147,10 @@ class BlockBuilder:
         #: each distinct value blocks baked in, and the blocks (by start) that baked it in:
         #: what :meth:`revalidate` checks, once per value however many blocks share it
         self._watched: dict[tuple[Any, ...], tuple[Any, dict[int, Block]]] = {}
+        #: blocks translated (or taken from the process-wide code cache) and the seconds
+        #: that took: what ``Machine.engine_stats`` reports
+        self.translated = 0
+        self.translate_seconds = 0.0
 
     def build(self, pc: int, agent: Any = None) -> Block | None:
         """The block at ``pc``; ``None`` (step this time) while the PC is cold or uncached."""
@@ -182,11 +187,15 @@ class BlockBuilder:
                 break
             address = ins.next
         block = Block(pc, run)
+        t0 = time.perf_counter()
         try:
             self._compile(block, None if self.mixed else agent)
         except Exception as exc:  # noqa: BLE001 - a translator bug: stay correct, step here
             log.warning("block translation failed; stepping instead", pc=hex(pc), error=str(exc))
             return self._register(Block(pc, []), [pc])
+        finally:
+            self.translated += 1
+            self.translate_seconds += time.perf_counter() - t0
         return self._register(block, [i.address for i in run])
 
     def _register(self, block: Block, addresses: list[int]) -> Block:

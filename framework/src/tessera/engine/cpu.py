@@ -16,7 +16,7 @@ from typing import Any
 
 from tessera.control import ControlSignal, Halt, StopRequest, Trap, WaitFor, Yield
 from tessera.engine.agent import HALTED, Agent
-from tessera.engine.blocks import BlockExit
+from tessera.engine.blocks import NEVER, BlockExit
 from tessera.errors import ConfigError, MemoryFault, PluginError, TesseraError, UnhandledTrap
 
 _INF = float("inf")
@@ -32,6 +32,10 @@ class CpuAgent(Agent):
     """
 
     kind = "cpu"
+    #: is ``pc`` a *block entry* — reached by a control transfer, a block's end, a trap or
+    #: a wait — rather than by falling through mid-block?  The fast engine counts visits
+    #: towards translating a block only at entries (see ``_block_loop``)
+    at_entry = True
 
     def __init__(self, name: str, arch: Any, space: Any, *, pc: int | None = None,
                  **kw: Any) -> None:
@@ -100,6 +104,8 @@ class CpuAgent(Agent):
                 k, trapped = self._step_loop(limit - n, cycle_limit)
             else:
                 k, trapped = self._block_loop(limit - n, cycle_limit, blocks)
+                if trapped:  # a trap handler's first instruction is a block entry
+                    self.at_entry = True
             n += k
             if not trapped or n >= limit or self.status == HALTED:
                 return n
@@ -156,10 +162,12 @@ class CpuAgent(Agent):
         cycles = self.cycles
         k = 0
         ins: Any = None
+        entry = self.at_entry
         try:
             while k < room and cycles < cycle_limit:
                 b = blocks.get(pc)
                 if b is not None and k + b.n <= room and cycles + b.guard < cycle_limit:
+                    entry = True
                     try:
                         if b.loop:  # as many whole iterations as the budgets allow
                             budget = (room - k) // b.n
@@ -183,15 +191,25 @@ class CpuAgent(Agent):
                     ins = cache.get(pc)
                     if ins is None:
                         ins = fill(pc)
-                    elif b is None and build(pc, self) is not None:
+                    elif b is None and entry and build(pc, self) is not None:
                         continue  # just translated: run the block
                     r = ins.run(self, ins)
-                    pc = ins.next if r is None else r
+                    if r is None:
+                        pc = ins.next
+                        # only a step-only PC's successor is an entry: falling through from
+                        # cold code or from the first steps of a block too big for the budget
+                        # lands mid-block, where counting visits would translate needless blocks
+                        entry = b is not None and b.n == NEVER
+                    else:
+                        pc = r
+                        entry = True
                     cycles += ins.cycles
                     k += 1
         except Exception as exc:  # noqa: BLE001 - every exception is settled: commit, then act or re-raise
+            self.at_entry = True
             return self._settle(exc, pc, cycles, k, ins)
         self._commit(pc, cycles, k)
+        self.at_entry = entry
         return k, False
 
     def _unwind(self, b: Any, exc: BaseException, pc: int, cycles: int, k: int,
