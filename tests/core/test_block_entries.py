@@ -88,4 +88,5 @@ def test_engine_stats_count_translations() -> None:
     assert stats["blocks"] >= 1 and stats["cached_blocks"] >= 1
     assert stats["translate_seconds"] > 0
     step, _ = sliced("step", 1000)
-    assert step.engine_stats() == {"blocks": 0, "translate_seconds": 0.0, "cached_blocks": 0}
+    assert step.engine_stats() == {"blocks": 0, "translate_seconds": 0.0, "cached_blocks": 0,
+                                   "ahead_calls": 0, "ahead_instructions": 0, "ahead_undone": 0}

@@ -44,6 +44,8 @@ def raise_interrupt(machine: Any, thread: Any, level: int, cause: int = causes.I
         raise ConfigError(f"interrupt level must be 1..7, got {level}")
     if not 0 <= cause <= 0xFF:
         raise ConfigError(f"interrupt cause must be 0..255, got {cause}")
+    if machine is not None:
+        machine.disturb(thread)  # a thread running ahead of its turn must see it at its next boundary
     thread.pending_irq.append((level, cause))
 
 
@@ -126,6 +128,7 @@ def poll_schedule(thread: Any, limit: int) -> int:
     now = machine.total_steps
     while sched and sched[0][0] <= now:
         _step, tid, level = sched.pop(0)
+        machine.disturb()
         machine.agent(f"t{tid}").pending_irq.append((level, causes.IRQ))
     if sched:
         limit = min(limit, sched[0][0] - now)

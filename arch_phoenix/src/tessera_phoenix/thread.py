@@ -146,6 +146,15 @@ class PhoenixThread(CpuAgent):
             return used + debug.step(self, cycle_limit)
         return used + super().run_slice(limit - used, cycle_limit)
 
+    def boundary_quiet(self) -> bool:
+        """Nothing but instructions at this thread's next boundaries (see :meth:`run_slice`):
+        no scheduled or pending interrupt, no single-step, the thread enabled, no debug
+        stepping or fetch breakpoint.  Then a barrel run may run it ahead of its turn."""
+        shared = self.shared
+        return not (shared.irq_schedule or self.ssm_pending or self.pending_irq
+                    or not (shared.cr0 >> self.tid) & 1
+                    or self.status_stack[0] & debug.STEP_BITS or shared.dbcr & 0xF)
+
     # ------------------------------------------------------------------ state for dumps
 
     def snapshot_state(self) -> dict[str, Any]:

@@ -17,10 +17,32 @@ from tessera.errors import TesseraError
 RUNNABLE, WAITING, HALTED = "runnable", "waiting", "halted"
 
 
+class _Scheduling:
+    """An agent attribute the scheduler's bookkeeping depends on (``status``, ``daemon``).
+
+    Storing it bumps the machine's ``scheduling_version``, so the scheduler rebuilds
+    its lists of live and runnable agents only when one of them changed, not before
+    every slice; and a barrel run (:mod:`tessera.machine.barrel`) sees at once that
+    an agent halted, parked or woke.  It defines no ``__get__``: reading the
+    attribute is a plain instance-dictionary read, as fast as before.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
+        machine = obj.__dict__.get("machine")
+        if machine is not None:
+            machine.scheduling_version += 1
+
+
 class Agent:
     """Base class for everything the scheduler runs."""
 
     kind = "agent"
+    status = _Scheduling()
+    daemon = _Scheduling()
 
     def __init__(self, name: str, *, daemon: bool = False, quantum: int | None = None) -> None:
         if not name or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
@@ -61,6 +83,7 @@ class Agent:
     def prepare(self, machine: Any) -> None:
         """Called before the first slice of a run (and after a restore)."""
         self.machine = machine
+        machine.scheduling_version += 1
 
     def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
         """Run up to ``limit`` steps; return the number of steps used."""

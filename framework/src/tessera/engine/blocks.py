@@ -34,7 +34,7 @@ import time
 import types
 from typing import Any
 
-from tessera.engine import capture, inline
+from tessera.engine import capture, inline, private
 from tessera.isa.description import CONTROL_FLAGS
 from tessera.logs import get_logger
 
@@ -67,7 +67,7 @@ class Block:
     """One translated run of instructions (or, with ``n == NEVER``, a PC that is stepped)."""
 
     __slots__ = ("start", "fn", "code", "n", "cycles", "guard", "prefix", "ins", "stale", "inlined",
-                 "source", "loop", "cap", "sinks", "captured", "deps")
+                 "source", "loop", "cap", "sinks", "captured", "deps", "private")
 
     def __init__(self, start: int, ins: list[Any]) -> None:
         self.start = start
@@ -95,6 +95,9 @@ class Block:
         self.captured = 0
         #: values outside the instructions the translation baked in (:class:`inline.Dependency`)
         self.deps: tuple[Any, ...] = ()
+        #: touches only its agent's registers (:mod:`tessera.engine.private`): a barrel
+        #: scheduler may run it ahead of the agent's turn (:mod:`tessera.machine.barrel`)
+        self.private = False
 
     def locate(self, exc: BaseException) -> tuple[int, int, str | None] | None:
         """``(index, iterations, plugin)``: the instruction of this block during which
@@ -221,7 +224,7 @@ class BlockBuilder:
             block.fn = namespace[name]
             block.code = block.fn.__code__
             block.loop, block.inlined, block.source = loop, inlined, source
-            block.cap, block.sinks, block.captured = shape
+            block.cap, block.sinks, block.captured, block.private = shape
             return
         self._translate(block, agent)
         if key is not None and block.fn is not None:
@@ -247,7 +250,8 @@ class BlockBuilder:
                 _CODE_CACHE.clear()
             # the entry keeps alive every object whose id is in the key, so no id is reused
             _CODE_CACHE[key] = (self._code, recipes, block.fn.__name__, block.loop, block.inlined,
-                                block.source, (block.cap, block.sinks, block.captured), self._held,
+                                block.source, (block.cap, block.sinks, block.captured, block.private),
+                                self._held,
                                 block.deps)
 
     def _key(self, block: Block, agent: Any) -> tuple[Any, ...]:
@@ -331,6 +335,7 @@ class BlockBuilder:
                 _place(check, FIRST_LINE + k)
                 stmts.append(check)
             body.extend(stmts)
+        block.private = private.is_private(body, None if self.mixed else agent)
         loop = _loops_to(body, block.start)
         if loop:
             body = _make_loop(body, block.start, block.n)

@@ -351,6 +351,18 @@ class CpuAgent(Agent):
         """Execute exactly one step (for single-stepping); returns steps used (0 if parked)."""
         return self.run_slice(1)
 
+    def boundary_quiet(self) -> bool:
+        """May this agent run instructions ahead of its turn now (a barrel run)?
+
+        True when nothing would happen at its next instruction boundaries except
+        instructions: no interrupt to take, no debug event, no gate.  The default is
+        true only for agents that do not override :meth:`run_slice` (whose overrides
+        handle exactly such boundary events); an architecture whose agents do
+        overrides this too, saying when its boundaries are quiet
+        (:mod:`tessera.machine.barrel`).
+        """
+        return type(self).run_slice is CpuAgent.run_slice
+
     # ------------------------------------------------------------------ state
 
     def state(self) -> dict[str, Any]:

@@ -27,6 +27,10 @@ class DecodeCache(dict):
     not a re-decode of the page.
     """
 
+    #: bumped (process-wide) whenever any cache drops an entry: a barrel run
+    #: (:mod:`tessera.machine.barrel`) compares it to notice code being written
+    generation = 0
+
     def __init__(self) -> None:
         super().__init__()
         self.pages: dict[int, set[int]] = {}
@@ -57,6 +61,7 @@ class DecodeCache(dict):
         return live
 
     def _drop(self, addr: int) -> None:
+        DecodeCache.generation += 1
         self.pop(addr, None)
         members: list[Any] = self.block_members.pop(addr, [])
         blocks = self.blocks
@@ -74,6 +79,7 @@ class DecodeCache(dict):
                     del self.pages[page]
 
     def clear(self) -> None:
+        DecodeCache.generation += 1
         super().clear()
         self.pages.clear()
         self.extent.clear()

@@ -58,7 +58,8 @@ SNAPSHOT_FORMAT = snapshot_file.FORMAT
 #: Attributes rebuilt when a machine is restored, never pickled: a host and what is
 #: resolved from it, decoders and decode caches, and the engine (a choice of the process).
 TRANSIENT = ("host", "_decoders", "_fillers", "_prepared", "_sync_listeners", "_trap_listeners",
-             "_taken_listeners", "timing", "timing_plugin", "plugin_of_arch", "engine")
+             "_taken_listeners", "timing", "timing_plugin", "plugin_of_arch", "engine",
+             "scheduling_version", "run_ahead", "barrel_stats")
 
 # Re-exported: the command line and older code import them from here.
 __all__ = ["ENGINES", "ENGINE_ENV", "INTERRUPT_DEFERRED", "INTERRUPT_REQUESTED", "Machine", "RunResult",
@@ -128,6 +129,12 @@ class Machine:
         """State that is rebuilt, not snapshotted: decoders, caches, hook lists."""
         self._decoders: dict[str, Decoder] = {}
         self._fillers: dict[tuple[str, str], DecodeFiller] = {}
+        #: bumped whenever an agent's ``status`` or ``daemon`` is stored (see ``tessera.engine.agent``)
+        self.scheduling_version = 0
+        #: the agents running ahead of their turn in a barrel run (``tessera.machine.barrel``)
+        self.run_ahead: Any = None
+        #: what barrel runs did: block calls run ahead, their instructions, agents undone
+        self.barrel_stats = {"ahead_calls": 0, "ahead_instructions": 0, "ahead_undone": 0}
         self._prepared = False
         self._sync_listeners: list[HookCall] = []
         self._trap_listeners: list[HookCall] = []
@@ -287,18 +294,24 @@ class Machine:
     def engine_stats(self) -> dict[str, Any]:
         """What the fast engine did so far: ``blocks`` translated (including those taken
         from the process-wide code cache), ``translate_seconds`` spent translating them,
-        and ``cached_blocks`` (translations live now).  Benchmarks report translation time
-        apart from execution with it; the step engine translates nothing (all zeros)."""
+        ``cached_blocks`` (translations live now), and what barrel runs did
+        (:mod:`tessera.machine.barrel`): ``ahead_calls`` (blocks run ahead of their
+        agent's turn), ``ahead_instructions`` and ``ahead_undone`` (agents brought back to
+        their turn with instructions still to come).  Benchmarks report translation time
+        apart from execution with it; the step engine does none of this (all zeros)."""
         fillers = list(self._fillers.values())
         return {"blocks": sum(f.blocks.translated for f in fillers),
                 "translate_seconds": sum(f.blocks.translate_seconds for f in fillers),
-                "cached_blocks": sum(len(f.blocks.blocks) for f in fillers)}
+                "cached_blocks": sum(len(f.blocks.blocks) for f in fillers),
+                **self.barrel_stats}
 
     # ------------------------------------------------------------------ running
 
     @property
     def clock(self) -> int:
         """The machine clock in cycles, as the timing model reads it."""
+        if self.run_ahead is not None:  # agents' cycle counts must be those of their turns
+            self.run_ahead.settle()
         try:
             return int(self.timing.now(self))
         except Exception as exc:
@@ -342,8 +355,23 @@ class Machine:
 
     # ------------------------------------------------------------------ state
 
+    def disturb(self, agent: Agent | None = None) -> None:
+        """Say that ``agent``'s state was just changed from outside its own instructions.
+
+        An instruction (or a device) that changes another agent's state — posts it an
+        interrupt, changes a plain attribute its register-only code reads — calls this
+        first, so that no agent keeps instructions it ran ahead of its turn in a barrel
+        run (:mod:`tessera.machine.barrel`); between runs and on the step engine it
+        costs nothing.  Storing ``status`` or ``daemon`` and writing code are noticed
+        without it.
+        """
+        if self.run_ahead is not None:
+            self.run_ahead.settle()
+
     def state(self) -> dict[str, Any]:
         """The whole architectural state as JSON-able data (what ``--dump-state`` prints)."""
+        if self.run_ahead is not None:
+            self.run_ahead.settle()
         return {
             "arch": self.arch.name,
             "clock": self.clock,

@@ -29,6 +29,7 @@ from tessera.control import RunInterrupted, StopRequest
 from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent
 from tessera.engine.cpu import CpuAgent
 from tessera.errors import BudgetExceeded, Deadlock, TesseraError
+from tessera.machine.barrel import eligible, run_barrel
 
 #: Set by the command line's SIGINT handler; the scheduler raises ``KeyboardInterrupt``
 #: between slices while it is set.  Python may lose a ``KeyboardInterrupt`` that lands
@@ -176,12 +177,27 @@ class Scheduler:
         solo = machine.arch.solo_quantum
         steps = 0
         next_report = PROGRESS_EVERY
+        barrel = eligible(machine, limits)
+        version = -1  # the lists below are rebuilt only when an agent's status or daemon changed
+        live: list[Agent] = []
+        runnable: list[Agent] = []
         while True:
-            live = [a for a in agents if not a.daemon and a.status != HALTED]
-            runnable = [a for a in agents if a.status == RUNNABLE]
+            if machine.scheduling_version != version or len(agents) != count:
+                version = machine.scheduling_version
+                count = len(agents)
+                live = [a for a in agents if not a.daemon and a.status != HALTED]
+                runnable = [a for a in agents if a.status == RUNNABLE]
             ended = self._ended(machine, limits, steps, live, runnable)
             if ended is not None:
                 return ended
+            if barrel and len(runnable) > 1 and self.left <= 0:
+                before = steps
+                steps, next_report = run_barrel(self, machine, limits, progress, steps, next_report,
+                                                       PROGRESS_EVERY)
+                version = -1
+                if steps != before:
+                    continue
+                # no slot used (an agent parked at once): one ordinary slice, then look again
             agent = agents[self.turn]
             if agent.status != RUNNABLE or agent.cycles >= cycle_limit:  # its turn passes
                 self.turn = (self.turn + 1) % count
@@ -224,7 +240,7 @@ class Scheduler:
             return limits.result(machine, "halted", detail="every agent halted")
         if not runnable:
             raise Deadlock({a.name: a.wait_reason for a in agents if a.status == WAITING})
-        if all(a.cycles >= limits.cycle_limit for a in runnable):
+        if limits.cycle_limit != _INF and all(a.cycles >= limits.cycle_limit for a in runnable):
             return limits.result(machine, "budget", agent=self.current_name(machine),
                                  pc=getattr(agents[self.turn], "pc", None),
                                  detail=f"cycle budget exhausted after {steps} steps")

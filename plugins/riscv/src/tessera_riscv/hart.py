@@ -136,6 +136,8 @@ class RiscvHart(CpuAgent):
         """
         if not 0 <= bit < self.xlen:
             raise ConfigError(f"interrupt {bit} does not exist on an RV{self.xlen} hart")
+        if self.machine is not None:
+            self.machine.disturb(self)  # a hart running ahead of its turn must see it in time
         if pending:
             self.mip |= 1 << bit
         else:
@@ -151,6 +153,10 @@ class RiscvHart(CpuAgent):
             if ready >> bit & 1:
                 return bit
         return ready.bit_length() - 1
+
+    def boundary_quiet(self) -> bool:
+        """No interrupt to take at the next boundaries: a barrel run may run this hart ahead."""
+        return not (self.irq_ready and self.mtvec)
 
     def run_slice(self, limit: int, cycle_limit: float = _INF) -> int:
         if self.irq_ready and self.mtvec and limit > 0 and self.status == RUNNABLE:
