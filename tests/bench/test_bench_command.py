@@ -19,7 +19,8 @@ from tessera.plugins import PluginHost
 
 HAVE_RISCEMU = importlib.util.find_spec("riscemu") is not None
 SCALAR = ("phoenix", "rv32")
-REPOSITORY = ("phoenix", "rv32", "riscemu", "sfpu", "hooks", "tracing", "startup")
+REPOSITORY = ("phoenix", "phoenix-threads", "tile-harts", "rv32", "mark", "riscemu", "sfpu", "hooks", "tracing",
+              "tracing-mark", "startup")
 
 
 def assert_rates_consistent(entry):
@@ -31,7 +32,7 @@ def assert_rates_consistent(entry):
 def test_the_workload_names_are_what_the_installed_plugins_offer():
     assert tuple(offered_workloads(PluginHost())) == REPOSITORY
     assert tuple(offered_workloads(PluginHost(disabled=["phoenix", "trace"]))) == (
-        "rv32", "riscemu", "sfpu", "hooks", "startup")
+        "tile-harts", "rv32", "mark", "riscemu", "sfpu", "hooks", "startup")
     assert tuple(offered_workloads(PluginHost(load_entry_points=False, use_environment=False))) == ("startup",)
 
 
@@ -40,7 +41,7 @@ def test_workload_names_follow_the_current_host(bench, monkeypatch):
     bench("--only", "nosuch")                       # any command: it sets the default host
     assert tuple(WORKLOAD_NAMES) == REPOSITORY and "phoenix" in WORKLOAD_NAMES
     bench("--no-plugin", "phoenix", "bench", "--only", "nosuch")
-    assert "phoenix" not in WORKLOAD_NAMES and list(WORKLOAD_NAMES) == list(REPOSITORY[1:])
+    assert "phoenix" not in WORKLOAD_NAMES and list(WORKLOAD_NAMES) == list(REPOSITORY[2:])
 
 
 def test_scalar_workloads_run_on_both_engines_and_their_ratios_come_from_the_rates(bench):
@@ -92,7 +93,7 @@ def test_a_disabled_plugins_workloads_are_not_offered(bench):
     run = bench("--no-plugin", "tensix", "bench", "--json", "--only", "sfpu,rv32")
     assert run.code == 2 and run.out == ""
     assert run.err.count("\n") == 1 and run.err.startswith("tessera: usage error: ")
-    assert "unknown workload 'sfpu'" in run.err and "(choose from phoenix, rv32, riscemu, hooks" in run.err
+    assert "unknown workload 'sfpu'" in run.err and "(choose from phoenix, phoenix-threads, tile-harts, rv32, mark, riscemu, hooks" in run.err
 
 
 def test_the_environment_can_disable_a_plugin_too(bench, monkeypatch):
@@ -100,7 +101,7 @@ def test_the_environment_can_disable_a_plugin_too(bench, monkeypatch):
     run = bench("--json", "--only", "phoenix")
     assert run.code == 2 and run.out == ""
     assert run.err == ("tessera: usage error: Invalid value for --only: unknown workload 'phoenix' "
-                       "(choose from rv32, riscemu, sfpu, hooks, tracing, startup) "
+                       "(choose from tile-harts, rv32, mark, riscemu, sfpu, hooks, tracing, tracing-mark, startup) "
                        "(see 'tessera bench --help')\n")
 
 
@@ -112,18 +113,21 @@ def test_without_the_riscv_plugin_its_program_and_the_peer_are_missing_with_note
     assert phoenix["note"] == "riscemu is not offered by any enabled plugin: ratios to it are null"
     assert tracing["status"] == "skipped"
     assert tracing["note"] == "workload 'rv32', whose program this one runs, is not offered by any enabled plugin"
-    assert {t["name"] for t in run.report["targets"]} == {"phoenix-vs-riscemu", "sfpu", "text-tracing",
-                                                          "startup-version"}
+    assert {t["name"] for t in run.report["targets"]} == {"phoenix-vs-riscemu", "phoenix-threads", "sfpu",
+                                                          "text-tracing", "mark-text-tracing", "startup-version"}
 
 
 def test_the_help_lists_the_workloads_the_environment_enables():
     env = {k: v for k, v in os.environ.items() if not k.startswith("TESSERA_")}
     command = [sys.executable, "-m", "tessera.cli.main", "bench", "--help"]
     full = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
-    assert "phoenix, rv32, riscemu, sfpu, hooks, tracing, startup." in " ".join(full.split())
+    # click wraps long help lines, also after a hyphen inside a name ("tracing-" / "mark")
+    assert ("phoenix, phoenix-threads, tile-harts, rv32, mark, riscemu, sfpu, hooks, tracing, tracing-mark, "
+            "startup." in " ".join(full.split()).replace("- ", "-"))
     env["TESSERA_DISABLE_PLUGINS"] = "phoenix,tensix"
     fewer = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
-    assert "separated): rv32, riscemu, hooks, tracing, startup." in " ".join(fewer.split())
+    assert ("separated): tile-harts, rv32, mark, riscemu, hooks, tracing, tracing-mark, startup."
+            in " ".join(fewer.split()).replace("- ", "-"))
 
 
 def test_without_riscemu_the_ratios_are_null_and_the_note_says_how_to_install(bench, monkeypatch):

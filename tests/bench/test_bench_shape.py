@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 KEYS = Path(__file__).with_name("report_keys.txt")
-WORKLOADS = ["phoenix", "rv32", "riscemu", "sfpu", "hooks", "tracing", "startup"]
-TARGETS = ["phoenix-vs-riscemu", "rv32-vs-riscemu", "sfpu", "idle-hooks", "text-tracing",
-           "startup-version", "startup-run"]
+WORKLOADS = ["phoenix", "phoenix-threads", "tile-harts", "rv32", "mark", "riscemu", "sfpu", "hooks", "tracing",
+             "tracing-mark", "startup"]
+TARGETS = ["phoenix-vs-riscemu", "phoenix-threads", "rv32-vs-riscemu", "mark-fast-over-step", "mark-steady", "sfpu",
+           "idle-hooks", "text-tracing", "mark-text-tracing", "startup-version", "startup-run"]
 
 
 def key_paths(node: Any, path: str = "") -> set[str]:

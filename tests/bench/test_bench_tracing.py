@@ -87,4 +87,5 @@ def test_without_the_trace_plugin_the_workload_is_not_offered(bench):
 
 
 def test_the_workload_is_the_trace_plugins_offer():
-    assert tessera_trace.plugin.tessera_bench_workloads() == [tessera_trace.bench.TracingOverhead]
+    assert tessera_trace.plugin.tessera_bench_workloads() == [tessera_trace.bench.TracingOverhead,
+                                                              tessera_trace.bench.MarkTracing]

@@ -6,6 +6,17 @@ assembler adds an immediate postfix when the count needs one) and the run ended 
 the self-loop that halts a thread.  The machine has one thread and a small DRAM, so
 building it costs little; thread 0's ``r2`` must hold the sum.
 
+Workload ``phoenix-threads``: the same loop on 1, 2 and 4 hardware threads at once,
+on both engines.  rfPhoenix interleaves its runnable threads one instruction each
+(``quantum=1``), so this measures what running several threads costs: the total
+instructions per second of all threads against one thread doing the same total work
+(``derived.over_one_thread``; the target asks 4 threads for at least 0.8 of one
+thread's rate).  Every thread starts at the reset address (CR0 enables all of them),
+reads its number from ``HARTID`` and sums ``1..n - tid`` in its own registers, where
+``n`` is ``iterations`` on 4 threads, twice that on 2 and 4 times on 1; each thread's
+``r2`` is checked against its own sum, so a thread that ran with another's registers
+or count, or did not run, is caught.
+
 The rfPhoenix plugin's contribution to ``tessera bench`` (hook
 ``tessera_bench_workloads`` in :mod:`tessera_phoenix.plugin`, which imports this
 module only when the bench asks).
@@ -22,6 +33,10 @@ from tessera.bench.targets import Target
 
 ITERATIONS = 100_000
 ENGINES = ("fast", "step")
+#: loop iterations per thread of ``phoenix-threads`` on 4 threads (thread ``t`` does
+#: ``THREAD_ITERATIONS - t``); fewer threads share the same total work
+THREAD_ITERATIONS = 20_000
+THREAD_COUNTS = (1, 2, 4)
 
 
 def loop_source(iterations: int) -> str:
@@ -76,6 +91,109 @@ class PhoenixLoop(Workload):
         return run
 
 
+def threads_source(iterations: int) -> str:
+    """The sum loop, each thread counting down from ``iterations`` minus its thread number."""
+    return "\n".join([
+        "        csrrd   r3, r0, hartid",       # hartid setting 0: HARTID = thread number
+        f"        ldi     r1, {iterations}",
+        "        sub     r1, r1, r3",
+        "        ldi     r2, 0",
+        "loop:   add     r2, r2, r1",
+        "        addi    r1, r1, -1",
+        "        bne     r1, r0, loop",
+        "done:   bra     done",
+        "",
+    ])
+
+
+def thread_variant(engine: str, threads: int) -> str:
+    return f"{engine}-{threads}t"
+
+
+class PhoenixThreads(Workload):
+    name = "phoenix-threads"
+    title = "rfPhoenix loop on 1, 2 and 4 hardware threads"
+    order = 12
+    targets = (Target("phoenix-threads", "rfPhoenix, 4 threads' total rate / 1 thread's, fast engine",
+                      ("phoenix-threads", "derived", "over_one_thread", "fast-4t"), 0.8, True, "x"),)
+
+    def prepare(self, ctx: Context) -> list[Variant]:
+        from tessera.isa.asm import assemble
+
+        arch, plugin_name, plugin = architecture_plugin(ctx.host, "phoenix", "tessera-phoenix")
+        self.arch = arch
+        self.host = minimal_host((plugin, plugin_name))
+        # every thread needs at least one iteration: iterations - tid >= 1
+        self.iterations = ctx.size(THREAD_ITERATIONS, minimum=2 * max(THREAD_COUNTS), quick=5_000)
+        self.size = {"iterations": self.iterations, "threads": list(THREAD_COUNTS),
+                     "iterations_per_thread": {f"{n}t": self.per_thread(n) for n in THREAD_COUNTS},
+                     "instructions_per_iteration": 3}
+        self.check = {"what": "thread t's r2 == sum(1..iterations_per_thread - t) mod 2**32, "
+                              "for every thread t (expected: by thread)",
+                      "expected": {f"{n}t": [expected_sum(self.per_thread(n) - t) for t in range(n)]
+                                   for n in THREAD_COUNTS}}
+        self.programs = {n: assemble(arch, threads_source(self.per_thread(n)),
+                                     file="<bench:phoenix-threads>", base=arch.reset_pc)
+                         for n in THREAD_COUNTS}
+        return [Variant(thread_variant(engine, n), self._runner(engine, n),
+                        f"engine={engine}, threads={n}, all enabled at reset")
+                for engine in ENGINES for n in THREAD_COUNTS]
+
+    def per_thread(self, threads: int) -> int:
+        """Iterations of each thread (less its number) when ``threads`` share the total work."""
+        return self.iterations * max(THREAD_COUNTS) // threads
+
+    def _runner(self, engine: str, threads: int) -> Any:
+        program = self.programs[threads]
+        expected = self.check["expected"][f"{threads}t"]
+
+        def run() -> Sample:
+            from tessera.loaders import place
+            from tessera.machine import Machine
+
+            machine = Machine(self.arch, host=self.host, engine=engine,
+                              config={"threads": threads, "reset_cr0": (1 << threads) - 1,
+                                      "dram": 1 << 20})
+            for address, blob in program.segments:
+                place(machine, address, blob, what="the phoenix-threads bench loop")
+            machine.set_entry(self.arch.reset_pc)
+            seconds, result = timed_run(machine, max_steps=threads * (3 * self.per_thread(threads) + 100))
+            for tid in range(threads):
+                thread: Any = machine.agents[tid]
+                require(f"t{tid} r2", thread.regs["r"][2], expected[tid])
+            return Sample(seconds, result.steps, {"engine": machine.engine, "threads": threads})
+
+        return run
+
+    def derive(self, best: dict[str, Sample]) -> dict[str, Any]:
+        over: dict[str, float] = {}
+        for engine in ENGINES:
+            one = best.get(thread_variant(engine, 1))
+            for n in THREAD_COUNTS[1:]:
+                many = best.get(thread_variant(engine, n))
+                if one is not None and many is not None:
+                    over[thread_variant(engine, n)] = many.rate / one.rate
+        fast_over_step = {}
+        for n in THREAD_COUNTS:
+            fast, step = best.get(thread_variant("fast", n)), best.get(thread_variant("step", n))
+            if fast is not None and step is not None:
+                fast_over_step[f"{n}t"] = fast.rate / step.rate
+        return {"over_one_thread": over, "fast_over_step": fast_over_step}
+
+    @classmethod
+    def comparison(cls, entry: dict[str, Any], variant: str) -> list[str]:
+        derived = entry["derived"]
+        parts = []
+        over = derived.get("over_one_thread", {}).get(variant)
+        if over is not None:
+            parts.append(f"{over:.2f}x 1 thread")
+        engine, _, threads = variant.partition("-")
+        ratio = derived.get("fast_over_step", {}).get(threads)
+        if engine == "fast" and ratio is not None:
+            parts.append(f"{ratio:.2f}x step")
+        return parts
+
+
 def workloads() -> list[type[Workload]]:
     """What the rfPhoenix plugin offers ``tessera bench``."""
-    return [PhoenixLoop]
+    return [PhoenixLoop, PhoenixThreads]

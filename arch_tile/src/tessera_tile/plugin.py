@@ -55,3 +55,11 @@ def tessera_run_finished(machine, result):
     from tessera_tile.watch import log_findings
 
     log_findings(system)
+
+
+@tessera.hookimpl
+def tessera_bench_workloads():
+    """``tessera bench``'s ``tile-harts`` workload (imported only when the bench asks)."""
+    from tessera_tile.bench import workloads
+
+    return workloads()

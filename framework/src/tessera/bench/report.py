@@ -82,6 +82,8 @@ def _fmt(value: float | None, unit: str) -> str:
         return f"{value:+.2f} %"
     if unit == "s":
         return f"{value * 1e3:,.0f} ms"
+    if unit == "instr/s":
+        return f"{value / 1e6:,.2f} M instr/s"
     return f"{value:.2f}x"
 
 

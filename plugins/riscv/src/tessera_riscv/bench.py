@@ -1,4 +1,4 @@
-"""The riscv plugin's ``tessera bench`` workloads: ``rv32``, ``riscemu`` (the peer) and ``hooks``.
+"""The riscv plugin's ``tessera bench`` workloads: ``rv32``, ``mark``, ``riscemu`` (the peer) and ``hooks``.
 
 * ``rv32`` — a C sum loop compiled for RV32IM, on both engines.  The program is
   ``data/bench/sum.c`` built by ``data/bench/build.py`` with
@@ -10,6 +10,9 @@
   run (:meth:`Rv32Loop.program_for`: ``hooks`` here, the trace plugin's ``tracing``) and
   what the core's ``startup`` workload times ``tessera run`` of
   (:meth:`Rv32Loop.startup_commands`).
+* ``mark`` — a compiled program shaped like real code (lists, matrices, a state
+  machine, CRCs: ``data/bench/mark.c``) on both engines and in Unicorn, with steady
+  state and translation time apart (:mod:`tessera_riscv.bench_mark`).
 * ``riscemu`` — the same loop in riscemu, the peer every instruction-set workload's
   speed is stated against (:mod:`tessera_riscv.bench_peer`).
 * ``hooks`` — what idle hook families cost on the ``rv32`` program
@@ -137,6 +140,7 @@ class Rv32Loop(Workload):
 def workloads() -> list[type[Workload]]:
     """What the riscv plugin offers ``tessera bench``, in its hook's answer."""
     from tessera_riscv.bench_hooks import IdleHooks
+    from tessera_riscv.bench_mark import CompiledMark
     from tessera_riscv.bench_peer import RiscemuLoop
 
-    return [Rv32Loop, RiscemuLoop, IdleHooks]
+    return [Rv32Loop, CompiledMark, RiscemuLoop, IdleHooks]

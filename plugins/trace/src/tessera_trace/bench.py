@@ -1,4 +1,4 @@
-"""Workload ``tracing``: what each ``tessera-trace`` format costs on the compiled RV32 loop.
+"""Workloads ``tracing`` and ``tracing-mark``: what ``tessera-trace`` costs on compiled RV32 code.
 
 The trace plugin's contribution to ``tessera bench`` (hook ``tessera_bench_workloads``
 in :mod:`tessera_trace.plugin`, which imports this module only when the bench asks).
@@ -16,6 +16,13 @@ Variants, on the default engine:
   bytes written are reported.
 
 The slowdown of a format is ``untraced`` rate / its rate (target for text: ≤ 5×).
+
+``tracing-mark`` (:class:`MarkTracing`) is the same measurement on the riscv plugin's
+``mark`` program — lists, matrices, a state machine, CRC: short blocks with loads
+and stores, what real code looks like — with the variants ``untraced`` and ``text``
+only (target: ≤ 2×).  Both run in this process, so after the first sample the
+translations come from the process-wide cache, for the traced run and the untraced
+alike: the ratio compares executing, not translating.
 """
 
 from __future__ import annotations
@@ -44,22 +51,32 @@ class TracingOverhead(Workload):
     order = 60
     targets = (Target("text-tracing", "text tracing, slowdown vs untraced",
                       ("tracing", "derived", "slowdown", "text"), 5.0, False, "x"),)
+    #: the offered workload whose program is traced, its size, the formats measured, and
+    #: whether the ``idle-plugin`` variant is run
+    program_name = PROGRAM
+    iterations = ITERATIONS
+    formats: tuple[str, ...] = FORMATS
+    idle_variant = True
 
     def __init__(self) -> None:
         super().__init__()
         self.tmp: tempfile.TemporaryDirectory[str] | None = None
 
     def prepare(self, ctx: Context) -> list[Variant]:
-        self.program = ctx.program(PROGRAM, ctx.size(ITERATIONS, quick=ITERATIONS))
+        self.program = ctx.program(self.program_name, ctx.size(self.iterations, quick=self.iterations))
         self.plain = minimal_host(self.program.plugin)
         self.traced = minimal_host(self.program.plugin, (tessera_trace.plugin, "trace"))
         self.tmp = tempfile.TemporaryDirectory(prefix="tessera-bench-trace-")
-        self.size = {"iterations": self.program.iterations, "instructions_per_iteration": 3}
+        self.size = self._size()
         self.check = self.program.check
-        variants = [Variant("untraced", self._untraced(self.plain), "host: riscv plugin only"),
-                    Variant("idle-plugin", self._untraced(self.traced), "trace plugin registered, not attached")]
-        variants += [Variant(fmt, self._runner(fmt), f"traced to a file as {fmt}") for fmt in FORMATS]
+        variants = [Variant("untraced", self._untraced(self.plain), "host: riscv plugin only")]
+        if self.idle_variant:
+            variants.append(Variant("idle-plugin", self._untraced(self.traced), "trace plugin registered, not attached"))
+        variants += [Variant(fmt, self._runner(fmt), f"traced to a file as {fmt}") for fmt in self.formats]
         return variants
+
+    def _size(self) -> dict[str, Any]:
+        return {"iterations": self.program.iterations, "instructions_per_iteration": 3}
 
     def _untraced(self, host: Any) -> Any:
         def run() -> Sample:
@@ -98,7 +115,7 @@ class TracingOverhead(Workload):
         base = best.get("untraced")
         if base is None:
             return {}
-        out: dict[str, Any] = {"slowdown": {fmt: base.rate / best[fmt].rate for fmt in FORMATS if fmt in best}}
+        out: dict[str, Any] = {"slowdown": {fmt: base.rate / best[fmt].rate for fmt in self.formats if fmt in best}}
         if "idle-plugin" in best:
             out["idle_plugin_overhead_percent"] = (base.rate / best["idle-plugin"].rate - 1.0) * 100.0
         return out
@@ -130,6 +147,24 @@ def _close(tracer: Any, *, quietly: bool = False) -> None:
             raise
 
 
+class MarkTracing(TracingOverhead):
+    """Text tracing on the ``mark`` program: the issue's "tracing real code" number."""
+
+    name = "tracing-mark"
+    title = "text tracing overhead (compiled mark program)"
+    samples_per_round = 1  # a sample takes ~0.1-1 s: rounds are enough
+    order = 65
+    targets = (Target("mark-text-tracing", "text tracing of the compiled mark program, slowdown vs untraced",
+                      ("tracing-mark", "derived", "slowdown", "text"), 2.0, False, "x"),)
+    program_name = "mark"
+    iterations = 6   # about 200,000 instructions, ~10 MB of text trace a sample
+    formats = ("text",)
+    idle_variant = False
+
+    def _size(self) -> dict[str, Any]:
+        return {"iterations": self.program.iterations, "program": self.program_name}
+
+
 def workloads() -> list[type[Workload]]:
     """What the trace plugin offers ``tessera bench``."""
-    return [TracingOverhead]
+    return [TracingOverhead, MarkTracing]

@@ -113,7 +113,7 @@ def tessera_run_finished(machine: MachineLike, result: RunResult) -> None:
 
 @tessera.hookimpl
 def tessera_bench_workloads() -> list[type[Workload]]:
-    """``tessera bench``'s ``tracing`` workload (imported only when the bench asks)."""
+    """``tessera bench``'s ``tracing`` and ``tracing-mark`` workloads (imported only when the bench asks)."""
     from tessera_trace.bench import workloads
 
     return workloads()
