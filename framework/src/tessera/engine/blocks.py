@@ -34,7 +34,7 @@ import time
 import types
 from typing import Any
 
-from tessera.engine import capture, inline, private
+from tessera.engine import capture, inline, memops, private
 from tessera.isa.description import CONTROL_FLAGS
 from tessera.logs import get_logger
 
@@ -291,6 +291,7 @@ class BlockBuilder:
         for k, ins in enumerate(block.ins):
             fn = semantic(ins)
             stmts = inline.specialise(fn, ins, k, ctx, last=k == last)
+            stmts = memops.rewrite(stmts, ctx, fn)  # loads and stores of plain RAM inline
             writes = None
             if stmts is None:
                 stmts = self._call(fn, ins, k, binder, last=k == last)
@@ -344,6 +345,7 @@ class BlockBuilder:
             ast.Assign([ast.Name(f"R_{rf}", ast.Store())],
                        ast.Attribute(ast.Name("cpu", ast.Load()), rf, ast.Load()))
             for rf in sorted(used)]
+        prologue.extend(memops.prologue(ctx))  # the RAM window, if an access was made inline
         for stmt in prologue:
             _place(stmt, 1)
         for stmts, n in sinks.prologue():

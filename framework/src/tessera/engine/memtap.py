@@ -69,6 +69,7 @@ class MemoryTap:
         for region, name, wrapper, _previous in self._plan:
             region.__dict__[name] = wrapper
         self._installed = True
+        self._refresh_windows()  # blocks must not write the journalled RAM directly
 
     def uninstall(self) -> None:
         if not self._installed:
@@ -79,6 +80,13 @@ class MemoryTap:
             else:
                 region.__dict__[name] = previous
         self._installed = False
+        self._refresh_windows()
+
+    def _refresh_windows(self) -> None:
+        """Let each space choose its RAM window again (:meth:`AddressSpace.refresh_window
+        <tessera.memory.space.AddressSpace.refresh_window>`): none is direct while journalled."""
+        for space in self.machine.spaces.values():
+            space.refresh_window()
 
     def _make_plan(self) -> list[tuple[Any, str, Any, Any]]:
         plan: list[tuple[Any, str, Any, Any]] = []

@@ -5,6 +5,9 @@ are not done per access: a region without read or write permission gets methods
 that fault, chosen once when it is created, so permitted accesses pay nothing.
 Regions remember which of their pages hold decoded code so that a write to code
 invalidates the decode caches (self-modifying code, loaders writing code at run time).
+A write tests only whether the pages it touched are among them (a set look-up or
+two), so data stored next to code pays nothing more; the translated blocks of the
+fast engine make the same test inline (:mod:`tessera.engine.memops`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from tessera.types import Endian as Endian  # re-exported: plugins may name it f
 
 #: Granularity of code tracking for decode-cache invalidation.
 CODE_PAGE_BITS = 10
+#: A write longer than a code page may cover a page its first and last byte miss.
+CODE_PAGE = 1 << CODE_PAGE_BITS
 _SNAP_CHUNK = 1 << 16
 _ZERO_CHUNK = bytes(_SNAP_CHUNK)
 
@@ -160,10 +165,14 @@ class RAM(Region):
 
     def write(self, offset: int, size: int, value: int) -> None:
         self.data[offset:offset + size] = (value & ((1 << (size << 3)) - 1)).to_bytes(size, self.endian)
-        if self.code_pages:
+        code = self.code_pages
+        if code and (offset >> CODE_PAGE_BITS in code or (offset + size - 1) >> CODE_PAGE_BITS in code
+                     or size > CODE_PAGE):
             self._code_written(offset, size)
 
     def _code_written(self, offset: int, size: int) -> None:
+        """Drop the code decoded from ``[offset, offset + size)``; callers have seen that the
+        write touched a page in :attr:`code_pages` (or is longer than a page)."""
         first, last = offset >> CODE_PAGE_BITS, (offset + size - 1) >> CODE_PAGE_BITS
         hit = [p for p in range(first, last + 1) if p in self.code_pages]
         if hit and self.space is not None:
@@ -184,9 +193,12 @@ class RAM(Region):
         self.poke(offset, data)
 
     def poke(self, offset: int, data: bytes) -> None:
-        self.data[offset:offset + len(data)] = data
-        if self.code_pages and data:
-            self._code_written(offset, len(data))
+        size = len(data)
+        self.data[offset:offset + size] = data
+        code = self.code_pages
+        if code and size and (offset >> CODE_PAGE_BITS in code or (offset + size - 1) >> CODE_PAGE_BITS in code
+                              or size > CODE_PAGE):
+            self._code_written(offset, size)
 
     def fetch(self, offset: int, size: int) -> int:
         return int.from_bytes(self.data[offset:offset + size], self.endian)

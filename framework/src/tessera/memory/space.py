@@ -9,11 +9,16 @@ A space keeps the caches that hold what was decoded from its bytes, because a wr
 to code must reach them; what such a cache holds is the engine's business
 (:class:`tessera.engine.decodecache.DecodeCache`).  Memory only needs the
 :class:`CodeCache` protocol, so it sits below the engine in the core's layer order.
+
+A space also describes its :class:`RamWindow`: the one region of plain RAM whose
+bytes the fast engine's translated blocks may read and write directly, skipping
+these methods (:mod:`tessera.engine.memops`).
 """
 
 from __future__ import annotations
 
 import bisect
+import struct
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -55,6 +60,85 @@ class MemoryBudget:
         self.used += size
 
 
+def _never(offset: int, size: int) -> None:  # pragma: no cover - an empty window matches nothing
+    raise AssertionError("an empty RAM window was written")
+
+
+class RamWindow:
+    """The one RAM region of a space that translated blocks may access directly.
+
+    Blocks of the fast engine turn a load of ``N`` bytes at ``a`` into "if
+    ``0 <= a - start <= last<N>``: unpack ``data`` at ``a - start``, else call the
+    space" (:mod:`tessera.engine.memops`); a store also runs the self-modifying-code
+    test :meth:`RAM.write <tessera.memory.regions.RAM.write>` runs (``code``, the
+    region's set of pages holding decoded code, and ``written``, its invalidation).
+    So the window holds only RAM whose accesses do nothing but that: a readable and
+    writable :class:`~tessera.memory.regions.RAM` of the exact class, no watch on it
+    and no access method replaced on the instance.  Everything else — other regions,
+    ROM, devices, watched memory, unmapped addresses, accesses that cross the
+    window's end — falls to the space's own methods, so faults, devices and watches
+    behave exactly as without a window.
+
+    A space owns one window for its life and changes it *in place* whenever its
+    regions change (:meth:`AddressSpace.refresh_window`): a block reads the fields
+    at each access, so a watch set while a block runs applies to its very next
+    access.  An empty window (``region is None``) matches no address: every
+    ``last<N>`` is negative.  The ``u<N>``/``p<N>`` members are ``struct`` unpackers
+    and packers of the space's byte order, so a translation shared by machines of
+    different byte orders is still right for each.
+    """
+
+    __slots__ = ("region", "start", "end", "size", "data", "endian", "code", "written",
+                 "last1", "last2", "last4", "last8", "u2", "u4", "u8", "p2", "p4", "p8")
+
+    def __init__(self, endian: Endian = "little") -> None:
+        self.endian = endian
+        order = "<" if endian == "little" else ">"
+        for n, code in ((2, "H"), (4, "I"), (8, "Q")):
+            packer = struct.Struct(order + code)
+            setattr(self, f"u{n}", packer.unpack_from)
+            setattr(self, f"p{n}", packer.pack_into)
+        self.close()
+
+    def close(self) -> None:
+        """Match no address."""
+        self.region: RAM | None = None
+        self.start = self.end = self.size = 0
+        self.data: Any = b""
+        self.code: set[int] | frozenset[int] = frozenset()
+        self.written: Callable[[int, int], None] = _never
+        self.last1 = self.last2 = self.last4 = self.last8 = -1
+
+    def open(self, region: RAM) -> None:
+        """Cover ``region`` (a plain, readable and writable RAM of this byte order)."""
+        self.region = region
+        self.start, self.end, self.size = region.start, region.end, region.size
+        self.data = region.data
+        self.code = region.code_pages
+        self.written = region._code_written
+        self.last1, self.last2, self.last4, self.last8 = (region.size - n for n in (1, 2, 4, 8))
+
+    def covers(self, address: int, size: int) -> bool:
+        """Would a block access ``size`` bytes at ``address`` directly?"""
+        return 0 <= address - self.start <= self.size - size
+
+    def __repr__(self) -> str:
+        if self.region is None:
+            return "<RamWindow empty>"
+        return f"<RamWindow {self.region.name!r} [{self.start:#x}, {self.end:#x})>"
+
+
+def direct_ram(region: Region) -> bool:
+    """May blocks access ``region`` directly (see :class:`RamWindow`)?"""
+    if not (isinstance(region, RAM) and region.readable and region.writable):
+        return False
+    cls = type(region)
+    if cls.read is not RAM.read or cls.write is not RAM.write or cls._code_written is not RAM._code_written:
+        return False
+    # an instance attribute replacing a method: check mode's memory tap journals writes that way
+    return not {"read", "write", "_code_written"} & region.__dict__.keys()
+
+
 class AddressSpace:
     """Regions reachable through one set of addresses (``address_bits`` wide)."""
 
@@ -71,6 +155,8 @@ class AddressSpace:
         self._last: Region | None = None
         self.current_agent: Any = None
         self._caches: dict[Any, CodeCache] = {}
+        #: the RAM translated blocks access directly (changed in place, never replaced)
+        self.window = RamWindow(endian)
 
     # ------------------------------------------------------------------ mapping
 
@@ -119,6 +205,25 @@ class AddressSpace:
         self.regions = mapped
         self._starts = [r.start for r in mapped]
         self._last = mapped[0] if mapped else None
+        self.refresh_window()
+
+    def refresh_window(self) -> None:
+        """Choose the :class:`RamWindow` again: the largest region blocks may access directly.
+
+        Mapping a region and applying watches call this; so must anything that
+        replaces a region's access methods on the instance (check mode's memory tap,
+        :class:`tessera.engine.memtap.MemoryTap`), both when it installs and removes them.
+        Ties go to the lowest address.
+        """
+        best: Region | None = None
+        for r in self.regions:
+            if direct_ram(r) and getattr(r, "endian", self.endian) == self.endian \
+                    and (best is None or r.size > best.size):
+                best = r
+        if best is None:
+            self.window.close()
+        else:
+            self.window.open(best)  # type: ignore[arg-type]
 
     def region_at(self, address: int) -> Region | None:
         i = bisect.bisect_right(self._starts, address) - 1
@@ -263,10 +368,12 @@ class AddressSpace:
         state["current_agent"] = None
         state["regions"] = list(self._base)
         state["_last"] = None
+        state.pop("window", None)  # rebuilt from the regions (its packers do not pickle)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.window = RamWindow(self.endian)
         self._rebuild()
 
     def describe(self) -> list[dict[str, Any]]:

@@ -1,0 +1,339 @@
+"""Loads and stores of plain RAM inline in translated blocks.
+
+A semantic function loads with ``agent.space.read(address, N)`` and stores with
+``agent.space.write(address, N, value)``; once inlined into a block (see
+:mod:`tessera.engine.inline`) each access is still two or three Python calls
+(the space, the region, ``int.from_bytes``).  This pass rewrites every such call
+whose size ``N`` is a literal into a test against the space's
+:class:`~tessera.memory.space.RamWindow` — the one region of plain RAM blocks may
+touch directly — and a ``struct`` unpack or pack of the region's bytes when the
+access lies inside it::
+
+    v = space.read(a, 4)
+    # becomes
+    v = mw.u4(mw.data, o)[0] if 0 <= (o := a - mw.start) <= mw.last4 else cpu.space.read(o + mw.start, 4)
+
+Everything else takes the original call (``else``): other regions, ROM, devices,
+watched memory, unmapped addresses, accesses crossing the window's end — so
+faults, device effects and watch callbacks are exactly what they were, raised by
+the same statement on the same line (the line tells the engine which instruction
+of the block raised, see :meth:`tessera.engine.blocks.Block.locate`).  A store in
+the window also makes the self-modifying-code test of
+:meth:`RAM.write <tessera.memory.regions.RAM.write>`: when a page it wrote holds
+decoded code, the region's invalidation runs, the block is marked stale and
+leaves after the instruction, as before (the rewritten statements still contain
+calls, so :func:`tessera.engine.inline.may_write` still sees a write).
+
+The window is never baked into a translation: translations are shared between
+machines (the process-wide code cache), so the block reads ``cpu.space.window``
+once per call, in its prologue (:func:`prologue`), into the local ``mw``; and the
+space changes that object *in place* whenever its regions are mapped, watched or
+unwatched, so an access always tests the current window — a watch set by a device
+or observer in the middle of a block applies to the block's next access.  A space
+without a window (an architecture's translating view, such as rfPhoenix's thread
+view) yields an empty one, which matches no address.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import types
+from typing import Any
+
+from tessera.engine import inline
+from tessera.memory.regions import CODE_PAGE_BITS
+from tessera.memory.space import RamWindow
+
+__all__ = ["WINDOW", "EMPTY", "enabled", "may_access", "rewrite", "prologue"]
+
+#: the block local holding the executing agent's window
+WINDOW = "mw"
+#: the window of a space that has none (never opened; shared by every block)
+EMPTY = RamWindow()
+#: ``TESSERA_INLINE_MEMORY=0`` keeps every access a call (to measure, or to rule this pass out)
+_ON = os.environ.get("TESSERA_INLINE_MEMORY", "1").strip() not in ("0", "no", "off", "false")
+_FLAG = "memory_window"  # set on the translation's inline.Context when the prologue is needed
+_STRUCT_SIZES = (2, 4, 8)
+_METHODS = frozenset({"read", "write"})
+
+
+def enabled(ctx: Any) -> bool:
+    """Rewrite the accesses of this translation?  Only if the translating agent's space
+    has a window (a view without one would gain nothing), unless no agent is known."""
+    if not _ON:
+        return False
+    agent = ctx.agent
+    if agent is None:
+        return True
+    return isinstance(getattr(getattr(agent, "space", None), "window", None), RamWindow)
+
+
+def rewrite(stmts: list[ast.stmt] | None, ctx: Any, fn: Any = None) -> list[ast.stmt] | None:
+    """``stmts`` (one instruction's specialised statements) with their RAM accesses inline.
+
+    ``fn``: the semantic function they were specialised from; when its source shows
+    that no access can be among them (:func:`may_access`) they are not looked at.
+    ``None`` (an instruction that is called, not inlined) stays ``None``.
+    """
+    if stmts is None or not enabled(ctx) or (fn is not None and not may_access(fn, ctx.agent)):
+        return stmts
+    rewriter = _Accesses(ctx, _aliases(stmts))
+    out: list[ast.stmt] = []
+    for s in stmts:
+        out.extend(rewriter.statement(s))
+    if rewriter.count:
+        setattr(ctx, _FLAG, True)
+    return out
+
+
+_MAY: dict[tuple[Any, type], bool] = {}
+
+
+def may_access(fn: Any, agent: Any) -> bool:
+    """Could ``fn``, specialised and inlined for ``agent``'s class, contain a ``read`` or
+    ``write`` call?  Answered from the source of ``fn`` and of the helpers and agent
+    methods it calls (what :mod:`tessera.engine.inline` may inline), once per function
+    and agent class; ``True`` whenever unsure.  Most instructions (arithmetic, branches)
+    are thus never walked: translating must stay cheap."""
+    key = (fn, type(agent))
+    got = _MAY.get(key)
+    if got is None:
+        got = _MAY[key] = _calls_access(fn, None if agent is None else type(agent), inline.MAX_DEPTH + 1, True)
+    return got
+
+
+def _calls_access(fn: Any, agent_class: type | None, depth: int, top: bool) -> bool:
+    t = inline.template(fn)
+    if t is None:
+        return not top  # a top-level one was not inlined (no statements); a helper stays a call
+    if depth <= 0:
+        return True
+    agent_param = t.params[0] if top and t.params else None
+    code = fn.__code__
+    cells = dict(zip(code.co_freevars, fn.__closure__ or (), strict=True))
+    for n in ast.walk(ast.Module(body=t.body, type_ignores=[])):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        target: Any = None
+        if isinstance(f, ast.Attribute):
+            if f.attr in _METHODS:
+                return True
+            if not isinstance(f.value, ast.Name) or f.value.id in t.local_names:
+                continue  # a method of something else: stays a call of that name
+            if f.value.id == agent_param or (not top and f.value.id in t.params):
+                if agent_class is None:
+                    return True
+                try:
+                    target = inspect.getattr_static(agent_class, f.attr)
+                except AttributeError:
+                    continue
+            elif f.value.id in t.params:
+                return True  # e.g. a function held by the instruction: it may be inlined
+        elif isinstance(f, ast.Name):
+            name = f.id
+            if name in cells:
+                try:
+                    target = cells[name].cell_contents
+                except ValueError:
+                    continue
+            else:
+                target = fn.__globals__.get(name)
+        if isinstance(target, types.FunctionType) and _calls_access(target, agent_class, depth - 1, False):
+            return True
+    return False
+
+
+def prologue(ctx: Any) -> list[ast.stmt]:
+    """The block's first statements if it accesses memory inline: ``mw = <its window>``."""
+    if not getattr(ctx, _FLAG, False):
+        return []
+    empty = ctx.binder.bind("NoWindow", EMPTY)
+    space = ast.Attribute(ast.Name("cpu", ast.Load()), "space", ast.Load())
+    got = ast.Call(ast.Name("getattr", ast.Load()), [space, ast.Constant("window"), ast.Name(empty, ast.Load())], [])
+    return [ast.Assign([ast.Name(WINDOW, ast.Store())], got)]
+
+
+# --------------------------------------------------------------------------- recognising accesses
+
+
+def _is_space(node: ast.expr) -> bool:
+    """``cpu.space``: the executing agent's space."""
+    return (isinstance(node, ast.Attribute) and node.attr == "space" and isinstance(node.value, ast.Name)
+            and node.value.id == "cpu" and isinstance(node.ctx, ast.Load))
+
+
+def _aliases(stmts: list[ast.stmt]) -> set[str]:
+    """Locals that are ``cpu.space``: assigned it once, at the top level, and never anything else."""
+    found = {s.targets[0].id for s in stmts
+             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+             and _is_space(s.value)}
+    if not found:
+        return found
+    stores: dict[str, int] = {}
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and n.id in found and not isinstance(n.ctx, ast.Load):
+                stores[n.id] = stores.get(n.id, 0) + 1
+    return {name for name in found if stores.get(name) == 1}
+
+
+def _size(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0:
+        return node.value
+    return None
+
+
+def _atom(node: ast.expr) -> bool:
+    """Cheap and free of effects: may be evaluated in either branch without a temporary."""
+    if isinstance(node, ast.Constant | ast.Name):
+        return True
+    return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+            and isinstance(node.slice, ast.Constant))
+
+
+def _name(n: str, store: bool = False) -> ast.Name:
+    return ast.Name(n, ast.Store() if store else ast.Load())
+
+
+def _w(field: str) -> ast.Attribute:
+    return ast.Attribute(_name(WINDOW), field, ast.Load())
+
+
+def _in_window(offset: ast.expr, size: int) -> ast.Compare:
+    """``0 <= offset <= mw.last<N>`` (``mw.size - N`` for other sizes)."""
+    limit: ast.expr = (_w(f"last{size}") if size in (1, 2, 4, 8)
+                       else ast.BinOp(_w("size"), ast.Sub(), ast.Constant(size)))
+    return ast.Compare(ast.Constant(0), [ast.LtE(), ast.LtE()], [offset, limit])
+
+
+def _address(offset: str) -> ast.expr:
+    """The access's own address again, for the slow path: ``o + mw.start``."""
+    return ast.BinOp(_name(offset), ast.Add(), _w("start"))
+
+
+class _Accesses:
+    """Rewrites the reads (anywhere in an expression) and writes (as statements) of one instruction."""
+
+    def __init__(self, ctx: Any, aliases: set[str]) -> None:
+        self.ctx = ctx
+        self.aliases = aliases
+        self.count = 0
+
+    def _temp(self, what: str) -> str:
+        # no `_<digits>` or `_L<digits>` suffix: cannot meet a bound name or a renamed local
+        return f"m{what}{next(self.ctx.binder.sites)}x"
+
+    def _access(self, node: ast.AST, method: str, nargs: int) -> int | None:
+        """The size of ``<space>.<method>(address, N[, value])`` with literal ``N``, else ``None``."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method
+                and len(node.args) == nargs and not node.keywords
+                and not any(isinstance(a, ast.Starred) for a in node.args)):
+            return None
+        target = node.func.value
+        if not (_is_space(target) or (isinstance(target, ast.Name) and target.id in self.aliases)):
+            return None
+        return _size(node.args[1])
+
+    # ------------------------------------------------------------------ statements
+
+    def statement(self, s: ast.stmt) -> list[ast.stmt]:
+        if isinstance(s, ast.Expr):
+            size = self._access(s.value, "write", 3)
+            if size is not None:
+                return self._store(s.value, size)  # type: ignore[arg-type]
+        for field in s._fields:
+            value = getattr(s, field, None)
+            if isinstance(value, ast.expr):
+                setattr(s, field, self.expression(value))
+            elif isinstance(value, list) and value:
+                if isinstance(value[0], ast.stmt):  # body, orelse, finalbody
+                    setattr(s, field, [t for child in value for t in self.statement(child)])
+                elif isinstance(value[0], ast.excepthandler):
+                    for h in value:
+                        h.body = [t for child in h.body for t in self.statement(child)]
+                else:
+                    value[:] = [self.expression(v) if isinstance(v, ast.expr) else v for v in value]
+        return [s]
+
+    def _store(self, call: ast.Call, size: int) -> list[ast.stmt]:
+        """``space.write(A, N, V)`` → in the window: pack, then the code-page test; else the call."""
+        self.count += 1
+        address, _n, value = (self.expression(a) for a in call.args)
+        pre: list[ast.stmt] = []
+        if not _atom(value) and not isinstance(address, ast.Constant):  # A is evaluated before V, as in the call
+            a = self._temp("a")
+            pre.append(ast.Assign([_name(a, True)], address))
+            address = _name(a)
+        if not _atom(value):
+            v = self._temp("v")
+            pre.append(ast.Assign([_name(v, True)], value))
+            value = _name(v)
+        o = self._temp("o")
+        offset = ast.NamedExpr(_name(o, True), ast.BinOp(address, ast.Sub(), _w("start")))
+        masked = ast.BinOp(value, ast.BitAnd(), ast.Constant((1 << (8 * size)) - 1))
+        data = _w("data")
+        if size == 1:
+            put: ast.stmt = ast.Assign([ast.Subscript(data, _name(o), ast.Store())], masked)
+        elif size in _STRUCT_SIZES:
+            put = ast.Expr(ast.Call(_w(f"p{size}"), [data, _name(o), masked], []))
+        else:
+            end = ast.BinOp(_name(o), ast.Add(), ast.Constant(size))
+            packed = ast.Call(ast.Attribute(masked, "to_bytes", ast.Load()), [ast.Constant(size), _w("endian")], [])
+            put = ast.Assign([ast.Subscript(data, ast.Slice(_name(o), end), ast.Store())], packed)
+        # the test RAM.write makes: does a page written hold decoded code?  (N <= a page: two ends)
+        first = ast.Compare(ast.BinOp(_name(o), ast.RShift(), ast.Constant(CODE_PAGE_BITS)), [ast.In()], [_w("code")])
+        pages: ast.expr = first
+        if size > 1:
+            last = ast.BinOp(ast.BinOp(_name(o), ast.Add(), ast.Constant(size - 1)), ast.RShift(),
+                             ast.Constant(CODE_PAGE_BITS))
+            pages = ast.BoolOp(ast.Or(), [first, ast.Compare(last, [ast.In()], [_w("code")])])
+            if size > 1 << CODE_PAGE_BITS:
+                pages = ast.Constant(True)
+        smc = ast.If(pages, [ast.Expr(ast.Call(_w("written"), [_name(o), ast.Constant(size)], []))], [])
+        slow = ast.Expr(ast.Call(call.func, [_address(o), ast.Constant(size), value], []))
+        return [*pre, ast.If(_in_window(offset, size), [put, smc], [slow])]
+
+    # ------------------------------------------------------------------ expressions
+
+    def expression(self, node: ast.expr) -> ast.expr:
+        """``node`` with every ``space.read(A, N)`` in it rewritten (innermost first); a plain
+        recursion over the fields, several times cheaper than an ``ast.NodeTransformer``."""
+        if isinstance(node, ast.Name | ast.Constant | ast.Lambda):  # a lambda: its own scope
+            return node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.expr):
+                new = self.expression(value)
+                if new is not value:
+                    setattr(node, field, new)
+            elif isinstance(value, list):
+                for i, v in enumerate(value):
+                    if isinstance(v, ast.expr):
+                        value[i] = self.expression(v)
+                    elif isinstance(v, ast.keyword):
+                        v.value = self.expression(v.value)
+        if isinstance(node, ast.Call):
+            size = self._access(node, "read", 2)
+            if size is not None:
+                return self.load(node, size)
+        return node
+
+    def load(self, call: ast.Call, size: int) -> ast.expr:
+        """``space.read(A, N)`` → ``<unpack> if 0 <= (o := A - mw.start) <= mw.last<N> else <the call>``."""
+        self.count += 1
+        o = self._temp("o")
+        offset = ast.NamedExpr(_name(o, True), ast.BinOp(call.args[0], ast.Sub(), _w("start")))
+        data = _w("data")
+        if size == 1:
+            fast: ast.expr = ast.Subscript(data, _name(o), ast.Load())
+        elif size in _STRUCT_SIZES:
+            fast = ast.Subscript(ast.Call(_w(f"u{size}"), [data, _name(o)], []), ast.Constant(0), ast.Load())
+        else:
+            end = ast.BinOp(_name(o), ast.Add(), ast.Constant(size))
+            fast = ast.Call(ast.Attribute(_name("int"), "from_bytes", ast.Load()),
+                            [ast.Subscript(data, ast.Slice(_name(o), end), ast.Load()), _w("endian")], [])
+        slow = ast.Call(call.func, [_address(o), ast.Constant(size)], [])
+        return ast.IfExp(_in_window(offset, size), fast, slow)
