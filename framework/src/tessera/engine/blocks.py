@@ -41,6 +41,10 @@ from tessera.logs import get_logger
 log = get_logger("tessera.engine")  # structlog is imported only if a message is shown
 
 MAX_LENGTH = 64
+#: a block leaving early at a side exit (a taken branch in the middle of a superblock)
+#: returns ``-(target << EXIT_BITS | j)``: the target PC and the ``j`` instructions retired
+EXIT_BITS = 7
+EXIT_MASK = (1 << EXIT_BITS) - 1
 HOT = 16         # visits of a PC before a block is compiled there (TESSERA_BLOCK_HOT)
 FIRST_LINE = 10  # line of instruction 0; the prologue is on line 1
 OBSERVER_LINE = 1_000_000  # observer i of instruction k: OBSERVER_LINE + k * MAX_OBSERVERS + i
@@ -288,6 +292,7 @@ class BlockBuilder:
         block_name = binder.bind("B", block)
         exit_name = binder.bind("BlockExit", BlockExit)
         sinks = capture.SinkNames(binder)
+        placer = _Placer(block.start)  # every statement of the body goes through it
         for k, ins in enumerate(block.ins):
             fn = semantic(ins)
             stmts = inline.specialise(fn, ins, k, ctx, last=k == last)
@@ -300,9 +305,7 @@ class BlockBuilder:
                 if agent is not None and any(capture.capture_of(ob) for ob, _p in ins.observer_calls):
                     # the same analysis the observer's capture was made from (cached)
                     writes = capture.static_writes(ins, agent)
-            writing = inline.may_write(stmts)
-            for stmt in stmts:
-                _place(stmt, FIRST_LINE + k)
+            writing = placer.place(stmts, FIRST_LINE + k)  # and inline.may_write(stmts)
             after: list[ast.stmt] = []
             fused = False
             for idx, (ob, plugin) in enumerate(ins.observer_calls):
@@ -319,8 +322,7 @@ class BlockBuilder:
                                              [ast.Name("cpu", ast.Load()),
                                               ast.Name(binder.bind("I", ins), ast.Load())], []))]
                     writing = True
-                for stmt in got:  # their own lines: a raising observer is named
-                    _place(stmt, OBSERVER_LINE + k * MAX_OBSERVERS + idx)
+                placer.place(got, OBSERVER_LINE + k * MAX_OBSERVERS + idx)  # a raising observer is named
                 after.extend(got)
             if after:
                 if k == last and stmts and isinstance(stmts[-1], ast.Return):
@@ -333,11 +335,11 @@ class BlockBuilder:
                     body=[ast.Raise(ast.Call(ast.Name(exit_name, ast.Load()),
                                              [ast.Constant(k + 1), ast.Constant(ins.next)], []), None)],
                     orelse=[])
-                _place(check, FIRST_LINE + k)
+                placer.place([check], FIRST_LINE + k)
                 stmts.append(check)
             body.extend(stmts)
         block.private = private.is_private(body, None if self.mixed else agent)
-        loop = _loops_to(body, block.start)
+        loop = placer.loops()  # _loops_to(body, block.start), found while placing
         if loop:
             body = _make_loop(body, block.start, block.n)
             block.loop = True
@@ -363,7 +365,7 @@ class BlockBuilder:
             **({"type_params": []} if sys.version_info >= (3, 12) else {}))  # type: ignore[arg-type]
         _place(fn_def, 1, shallow=True)
         _place(fn_def.args, 1)
-        module = ast.fix_missing_locations(ast.Module(body=[fn_def], type_ignores=[]))
+        module = _fix_locations(ast.Module(body=[fn_def], type_ignores=[]))
         if self.keep_source:
             block.source = ast.unparse(module)
         namespace = binder.namespace
@@ -483,11 +485,14 @@ def instruction_key(ins: Any) -> tuple[tuple[Any, ...], list[Any]]:
 
 
 def _loops_to(body: list[ast.stmt], start: int) -> bool:
-    """Does the block return its own start address (a loop), with no return inside a loop?"""
+    """Does the block return its own start address (a loop), with no return inside a loop?
+
+    The definition :class:`_Placer` computes while it places the statements (one walk
+    fewer per block); kept as the reference it is tested against."""
     found = False
-    for n in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for n in inline.walk(ast.Module(body=body, type_ignores=[])):
         if isinstance(n, ast.For | ast.While | ast.AsyncFor):
-            if any(isinstance(m, ast.Return | ast.Continue | ast.Break) for m in ast.walk(n)):
+            if any(isinstance(m, ast.Return | ast.Continue | ast.Break) for m in inline.walk(n)):
                 return False
         if isinstance(n, ast.Return) and isinstance(n.value, ast.Constant) and n.value.value == start:
             found = True
@@ -529,6 +534,38 @@ class _LoopReturns(ast.NodeTransformer):
         return node
 
 
+def _rewrite_statements(stmts: list[ast.stmt], rewrite: _LoopReturns) -> list[ast.stmt]:
+    """``rewrite.visit(ast.Module(stmts)).body``, visiting statements only: a return or
+    raise is a statement, never inside an expression, so the expressions
+    :class:`ast.NodeTransformer` would also walk through can be skipped.  ``stmts`` is
+    rewritten in place, as the transformer does."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            out.extend(rewrite.visit_Return(s))
+        elif isinstance(s, ast.Raise):
+            out.append(rewrite.visit_Raise(s))
+        else:
+            _rewrite_inside(s, rewrite)
+            out.append(s)
+    stmts[:] = out
+    return stmts
+
+
+def _rewrite_inside(node: ast.AST, rewrite: _LoopReturns) -> None:
+    """:func:`_rewrite_statements` on the statement lists inside ``node`` (``if`` and loop bodies,
+    ``except`` clauses ...)."""
+    for field in node._fields:
+        v = getattr(node, field, None)
+        if type(v) is list and v:
+            if isinstance(v[0], ast.stmt):
+                _rewrite_statements(v, rewrite)
+            else:
+                for item in v:
+                    if isinstance(item, ast.AST) and not isinstance(item, ast.expr):
+                        _rewrite_inside(item, rewrite)
+
+
 def _make_loop(body: list[ast.stmt], start: int, n: int) -> list[ast.stmt]:
     """Run the block body repeatedly while it branches back to its start and budget remains.
 
@@ -536,7 +573,7 @@ def _make_loop(body: list[ast.stmt], start: int, n: int) -> list[ast.stmt]:
     first continues the loop if fewer than ``budget`` iterations ran.  A block exit
     after a code write counts the whole iterations before it.
     """
-    rewritten = _LoopReturns(start, n).visit(ast.Module(body=body, type_ignores=[])).body
+    rewritten = _rewrite_statements(body, _LoopReturns(start, n))
     first_line = rewritten[0].lineno if rewritten else FIRST_LINE
     bump = ast.AugAssign(ast.Name("it", ast.Store()), ast.Add(), ast.Constant(1))
     init = ast.Assign([ast.Name("it", ast.Store())], ast.Constant(0))
@@ -572,10 +609,108 @@ class _ObserveFirst(ast.NodeTransformer):
 
 def _place(node: ast.AST, line: int, *, shallow: bool = False) -> None:
     """Give ``node`` (and its children) line ``line``: the line says which instruction raised."""
-    for n in ([node] if shallow else ast.walk(node)):
+    for n in ([node] if shallow else inline.walk(node)):
         if "lineno" in n._attributes:
-            n.lineno = n.end_lineno = line  # type: ignore[attr-defined]
-            n.col_offset, n.end_col_offset = 0, 1  # type: ignore[attr-defined]
+            d = n.__dict__
+            d["lineno"] = d["end_lineno"] = line
+            d["col_offset"] = 0
+            d["end_col_offset"] = 1
+
+
+_LOOPS = (ast.For, ast.While, ast.AsyncFor)
+_ESCAPES = (ast.Return, ast.Continue, ast.Break)
+
+
+class _Placer:
+    """Places a block's statements on their lines (:func:`_place`), and in the same pass
+    notes what :func:`inline.may_write` and :func:`_loops_to` would find in them.
+
+    Every statement of the block's body passes through :meth:`place` before the body
+    is complete (observers' statements copied before a ``return`` are copies of placed
+    ones), so :meth:`loops` is :func:`_loops_to` of the body without another walk.
+    """
+
+    __slots__ = ("start", "returns_start", "escapes")
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.returns_start = False  # a ``return <start>``
+        self.escapes = False        # a loop with a return, continue or break inside
+
+    def place(self, stmts: list[ast.stmt], line: int) -> bool:
+        """Put ``stmts`` on ``line``; could they write memory (``inline.may_write``)?"""
+        calls = False
+        pure = inline.PURE_CALLS
+        for stmt in stmts:
+            for n in inline.walk(stmt):
+                if n._attributes:  # all four position attributes, or none
+                    d = n.__dict__
+                    d["lineno"] = d["end_lineno"] = line
+                    d["col_offset"] = 0
+                    d["end_col_offset"] = 1
+                    if isinstance(n, ast.Call):
+                        f = n.func
+                        if not (isinstance(f, ast.Name) and f.id in pure):
+                            calls = True
+                    elif isinstance(n, ast.Return):
+                        if isinstance(n.value, ast.Constant) and n.value.value == self.start:
+                            self.returns_start = True
+                    elif isinstance(n, _LOOPS):
+                        if any(isinstance(m, _ESCAPES) for m in inline.walk(n)):
+                            self.escapes = True
+        return calls
+
+    def loops(self) -> bool:
+        """Does the block return its own start address, with no return inside a loop?"""
+        return self.returns_start and not self.escapes
+
+
+def _fix_locations(root: ast.Module) -> ast.Module:
+    """:func:`ast.fix_missing_locations`, with the same result, in one pass without generators:
+    a node without a position takes its parent's (most have theirs from :func:`_place`)."""
+    stack: list[tuple[ast.AST, int, int, int, int]] = [(root, 1, 0, 1, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, lineno, col, end_lineno, end_col = pop()
+        d = node.__dict__
+        if node._attributes:
+            attributes = node._attributes
+            if "lineno" in attributes:
+                if "lineno" in d:
+                    lineno = d["lineno"]
+                else:
+                    d["lineno"] = lineno
+            if "end_lineno" in attributes:
+                if d.get("end_lineno") is None:
+                    d["end_lineno"] = end_lineno
+                else:
+                    end_lineno = d["end_lineno"]
+            if "col_offset" in attributes:
+                if "col_offset" in d:
+                    col = d["col_offset"]
+                else:
+                    d["col_offset"] = col
+            if "end_col_offset" in attributes:
+                if d.get("end_col_offset") is None:
+                    d["end_col_offset"] = end_col
+                else:
+                    end_col = d["end_col_offset"]
+        for field in node._fields:
+            v = d.get(field)
+            if v is None:
+                continue
+            if type(v) is list:
+                for item in v:
+                    if type(item) not in _BARE and isinstance(item, ast.AST):
+                        push((item, lineno, col, end_lineno, end_col))
+            elif type(v) not in _BARE and isinstance(v, ast.AST):
+                push((v, lineno, col, end_lineno, end_col))
+    return root
+
+
+#: node classes with neither fields nor positions (``Load``, ``Add`` ...): nothing to fix in them
+_BARE = frozenset(c for c in vars(ast).values()
+                  if isinstance(c, type) and issubclass(c, ast.AST) and not c._fields and not c._attributes)
 
 
 def hot_threshold() -> int:

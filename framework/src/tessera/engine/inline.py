@@ -30,6 +30,11 @@ A function that cannot be inlined safely (no source, nested functions or scopes,
 ``global``, loops or ``try`` around a ``return``, ...) is called instead — still
 correct, a little slower.  :func:`terminal` says whether a function may return a PC
 (so the block must end after it); without source the answer is "yes".
+
+:func:`specialise` does this work once per semantic function and shape of operands:
+:mod:`tessera.engine.speccache` records it (the hooks here mark the literals that came
+from instruction fields and note how much of each value a fold looked at) and copies
+the result for every instruction of the same shape.
 """
 
 from __future__ import annotations
@@ -48,10 +53,62 @@ from tessera.semantics import INLINE_ATTRIBUTE, no_inline  # noqa: F401 - tesser
 _SIMPLE = (int, bool, str, float, bytes, type(None))
 _UNSAFE_CALLS = {"locals", "vars", "eval", "exec", "super", "globals", "dir", "breakpoint"}
 _NO_SIDE_EFFECT_BUILTINS = {"int", "bool", "abs", "min", "max", "len"}
+#: builtins whose calls :func:`may_write` treats as harmless (they touch only their arguments)
+PURE_CALLS = frozenset(_NO_SIDE_EFFECT_BUILTINS)
 MAX_NODES = 600   # per instruction once specialised (duplicated tails and inlined calls grow it)
 MAX_DEPTH = 3     # levels of calls inlined into a semantic function
 MAX_BODY = 240    # a semantic function bigger than this (AST nodes) is called, not inlined
 MAX_CALLEE = 120  # a helper bigger than this is called, not inlined
+#: instruction fields a block binds by identity (a name in its namespace), not as a literal
+BOUND_FIELDS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, tuple, frozenset)
+#: while a specialisation is recorded for the template cache (:mod:`tessera.engine.speccache`), the
+#: attribute of an ``ast.Constant`` made from an instruction field that says which field it is
+FIELD = "tessera_field"
+#: how much of a field's value making the statements looked at: its type only, whether it is
+#: true, or the value itself (a folded test, a computed constant)
+TYPE, TRUTH, VALUE = 0, 1, 2
+
+
+def field_constant(ctx: Context, attr: str, value: Any) -> ast.Constant:
+    """``ast.Constant(value)`` for the instruction's field ``attr``, marked as that field while
+    a specialisation is recorded (so the cache can put another instruction's value there)."""
+    node = ast.Constant(value)
+    rec = ctx.recorder
+    if rec is not None:
+        setattr(node, FIELD, rec.mark(attr))
+    return node
+
+
+def _look(node: ast.Constant, how: int) -> None:
+    """Specialising looked at ``how`` much of this constant's value: note it if a field's."""
+    mark = node.__dict__.get(FIELD)
+    if mark is not None and not isinstance(mark, str):
+        mark.look(how)
+
+
+class _Fact:
+    """A constant a local holds (propagation) that is an instruction field's (``mark``)."""
+
+    __slots__ = ("value", "mark")
+
+    def __init__(self, value: Any, mark: Any) -> None:
+        self.value, self.mark = value, mark
+
+
+def _fact(node: ast.Constant) -> Any:
+    mark = node.__dict__.get(FIELD)
+    return node.value if mark is None else _Fact(node.value, mark)
+
+
+def _agree(a: Any, b: Any) -> bool:
+    """Do two facts hold the same constant?  (Comparing looks at a field's whole value.)"""
+    if type(a) is _Fact:
+        a.mark.look(VALUE)
+        a = a.value
+    if type(b) is _Fact:
+        b.mark.look(VALUE)
+        b = b.value
+    return bool(a == b) and type(a) is type(b)
 
 
 def clone(x: Any) -> Any:
@@ -66,6 +123,24 @@ def clone(x: Any) -> Any:
             d[k] = clone(v) if isinstance(v, list | ast.AST) else v
         return new
     return x
+
+
+def walk(node: ast.AST) -> list[ast.AST]:
+    """Every node of the tree at ``node``, in :func:`ast.walk`'s order (breadth first) —
+    as a list, several times faster than :func:`ast.walk`, which the passes over a
+    block's statements spent most of their time in."""
+    out = [node]
+    for n in out:  # the list grows as it is read: each node's children follow
+        d = n.__dict__
+        for field in n._fields:
+            v = d.get(field)
+            if v is None:
+                continue
+            if isinstance(v, ast.AST):
+                out.append(v)
+            elif type(v) is list:
+                out.extend([x for x in v if isinstance(x, ast.AST)])
+    return out
 
 
 class Reject(Exception):
@@ -239,6 +314,11 @@ class Context:
         self.agent = agent
         #: the values the translation baked in that live outside the instruction: see :class:`Dependency`
         self.deps: list[Dependency] = []
+        #: set while a specialisation is recorded for the template cache (:mod:`tessera.engine.speccache`):
+        #: it notes what the result depends on (the instruction's fields read, and how closely)
+        self.recorder: Any = None
+        #: :attr:`regfiles` as a hashable key (the template cache's), computed when first needed
+        self.regfiles_key: tuple[tuple[str, str], ...] | None = None
 
 
 # --------------------------------------------------------------------------- dependencies
@@ -347,25 +427,37 @@ class _Specialise(ast.NodeTransformer):
                 raise Reject(f"stores to substituted parameter {name}")
             return ast.copy_location(clone(self.subst[name]), node)
         if name in self.t.local_names or name in self.t.params:
+            if name == "r" and self.ctx.recorder is not None:
+                self.ctx.recorder.r_sites.add(self.site)  # r_L<site> could meet r_L<k>
             return ast.copy_location(ast.Name(f"{name}_L{self.site}", node.ctx), node)
         if not isinstance(node.ctx, ast.Load):
             raise Reject(f"stores to non-local {name}")
+        rec = self.ctx.recorder
         if name in self.free:
             cell = self.free[name]
             try:
                 value = cell.cell_contents
             except ValueError:
+                if rec is not None:
+                    rec.guards.append(Dependency("cell", cell, name, _MISSING))
                 raise Reject(f"empty closure cell {name}") from None
             self.ctx.deps.append(Dependency("cell", cell, name, value))
         elif name in self.globals:
-            if name in rebound_globals(self.globals):  # module state: read it at run time
+            rebound = rebound_globals(self.globals)
+            if rec is not None and self.globals.get("__name__", "") not in _REBOUND:
+                rec.cacheable = False  # the module's answer may still change (see rebound_globals)
+            if name in rebound:  # module state: read it at run time
+                if rec is not None:
+                    rec.present.append((self.globals, name, True))
                 holder = ast.Name(self.ctx.binder.bind("G", self.globals), ast.Load())
                 return ast.copy_location(ast.Subscript(holder, ast.Constant(name), ast.Load()), node)
             value = self.globals[name]
             self.ctx.deps.append(Dependency("global", self.globals, name, value))
-        elif hasattr(builtins, name):
-            return node
         else:
+            if rec is not None:  # a global of that name made later would be read instead
+                rec.present.append((self.globals, name, False))
+            if hasattr(builtins, name):
+                return node
             raise Reject(f"unknown name {name}")
         if isinstance(value, _SIMPLE):
             return ast.copy_location(ast.Constant(value), node)
@@ -375,14 +467,18 @@ class _Specialise(ast.NodeTransformer):
         base = node.value
         if (self.fold_ins and isinstance(base, ast.Name) and base.id == self.ins_param
                 and isinstance(node.ctx, ast.Load)):
+            rec = self.ctx.recorder
             try:
                 value = getattr(self.ins, node.attr)
             except AttributeError:
+                if rec is not None:
+                    rec.read(node.attr, _MISSING)
                 return self.generic_visit(node)  # raises at run time, as it would unfolded
+            if rec is not None:
+                rec.read(node.attr, value)
             if isinstance(value, _SIMPLE):
-                return ast.copy_location(ast.Constant(value), node)
-            if isinstance(value, types.FunctionType | types.BuiltinFunctionType | types.MethodType
-                          | tuple | frozenset):
+                return ast.copy_location(field_constant(self.ctx, node.attr, value), node)
+            if isinstance(value, BOUND_FIELDS):
                 return ast.copy_location(ast.Name(self.ctx.binder.bind(_hint(node.attr), value),
                                                   ast.Load()), node)
             return self.generic_visit(node)
@@ -416,7 +512,12 @@ class _FoldExpr(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> Any:
         if isinstance(node.ctx, ast.Load) and node.id in self.env:
-            return ast.copy_location(ast.Constant(self.env[node.id]), node)
+            value = self.env[node.id]
+            if type(value) is _Fact:
+                constant = ast.Constant(value.value)
+                setattr(constant, FIELD, value.mark)
+                return ast.copy_location(constant, node)
+            return ast.copy_location(ast.Constant(value), node)
         return node
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> Any:
@@ -426,6 +527,9 @@ class _FoldExpr(ast.NodeTransformer):
 
     def _try(self, node: Any) -> Any:
         if all(isinstance(c, ast.Constant) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)):
+            for c in ast.iter_child_nodes(node):
+                if isinstance(c, ast.Constant):
+                    _look(c, VALUE)
             try:
                 value = _evaluate(node)
             except Exception:  # noqa: BLE001 - e.g. 1 // 0: leave it to raise at run time
@@ -452,6 +556,7 @@ class _FoldExpr(ast.NodeTransformer):
         kept: list[ast.expr] = []
         for i, v in enumerate(values):
             if isinstance(v, ast.Constant) and i < len(values) - 1:
+                _look(v, TRUTH)
                 if bool(v.value) == is_and:  # `True and x`, `False or x`: does not decide
                     continue
                 if not kept:                 # `False and x`, `True or x`: decides
@@ -467,6 +572,7 @@ class _FoldExpr(ast.NodeTransformer):
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         node.test = self.visit(node.test)
         if isinstance(node.test, ast.Constant):
+            _look(node.test, TRUTH)
             return self.visit(node.body if node.test.value else node.orelse)
         node.body = self.visit(node.body)
         node.orelse = self.visit(node.orelse)
@@ -509,13 +615,13 @@ def _propagate_if(s: ast.If, env: dict[str, Any]) -> list[ast.stmt]:
     """A folded test keeps one branch; otherwise keep the facts both branches agree on."""
     s.test = _FoldExpr(env).visit(s.test)
     if isinstance(s.test, ast.Constant):
+        _look(s.test, TRUTH)
         return propagate(s.body if s.test.value else s.orelse, env)
     env_a, env_b = dict(env), dict(env)
     s.body = propagate(s.body, env_a) or [ast.Pass()]
     s.orelse = propagate(s.orelse, env_b)
     env.clear()
-    env.update({k: v for k, v in env_a.items() if k in env_b and env_b[k] == v
-                and type(env_b[k]) is type(v)})
+    env.update({k: v for k, v in env_a.items() if k in env_b and _agree(env_b[k], v)})
     return [s]
 
 
@@ -552,7 +658,7 @@ def _propagate_assign(s: ast.Assign | ast.AugAssign, env: dict[str, Any]) -> ast
         s.value = _FoldExpr(env).visit(s.value)
         name = s.targets[0].id
         if isinstance(s.value, ast.Constant) and isinstance(s.value.value, _SIMPLE):
-            env[name] = s.value.value
+            env[name] = _fact(s.value)
         else:
             env.pop(name, None)
         return s
@@ -732,14 +838,15 @@ def eliminate_returns(stmts: list[ast.stmt], result: str | None = None) -> list[
 class _TerminalReturns(ast.NodeTransformer):
     """In the block's last instruction a ``return`` returns the block's next PC."""
 
-    def __init__(self, fallthrough: int, k: int) -> None:
+    def __init__(self, fallthrough: int, k: int, ctx: Context) -> None:
         self.fallthrough = fallthrough
         self.k = k
+        self.ctx = ctx
 
     def visit_Return(self, node: ast.Return) -> Any:
         value = node.value
         if _is_none(value):
-            return ast.copy_location(ast.Return(ast.Constant(self.fallthrough)), node)
+            return ast.copy_location(ast.Return(field_constant(self.ctx, "next", self.fallthrough)), node)
         if isinstance(value, ast.Constant):
             return node
         if isinstance(value, ast.IfExp):  # `return t if c else None`: a branch, as statements
@@ -748,8 +855,8 @@ class _TerminalReturns(ast.NodeTransformer):
         r = f"r_L{self.k}"
         assert value is not None
         test = ast.Compare(ast.NamedExpr(ast.Name(r, ast.Store()), value), [ast.Is()], [ast.Constant(None)])
-        return ast.copy_location(
-            ast.Return(ast.IfExp(test, ast.Constant(self.fallthrough), ast.Name(r, ast.Load()))), node)
+        fallthrough = field_constant(self.ctx, "next", self.fallthrough)
+        return ast.copy_location(ast.Return(ast.IfExp(test, fallthrough, ast.Name(r, ast.Load()))), node)
 
 
 # --------------------------------------------------------------------------- calls
@@ -818,15 +925,21 @@ class _Calls:
             return None, None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "cpu":
             agent = self.ctx.agent
-            if agent is None or func.attr in getattr(agent, "__dict__", {}):
+            if agent is None:
                 return None, None
-            try:
-                meth = inspect.getattr_static(type(agent), func.attr)
-            except AttributeError:
+            rec = self.ctx.recorder
+            if func.attr in getattr(agent, "__dict__", {}):
+                if rec is not None:
+                    rec.probes.append((func.attr, True, None))
                 return None, None
+            meth = inspect.getattr_static(type(agent), func.attr, _MISSING)
             if isinstance(meth, types.FunctionType):
                 self.ctx.deps.append(Dependency("method", type(agent), func.attr, meth))
+                if rec is not None:
+                    rec.probes.append((func.attr, False, None))  # the dependency checks the method
                 return meth, ast.Name("cpu", ast.Load())
+            if rec is not None:
+                rec.probes.append((func.attr, False, meth))
         return None, None
 
     def _prepare(self, call: ast.Call) -> tuple[Any, Template, list[ast.expr]] | None:
@@ -893,6 +1006,8 @@ class _Calls:
                 subst[p] = a
             else:
                 tmp = f"{p}_L{site}"
+                if p == "r" and self.ctx.recorder is not None:
+                    self.ctx.recorder.r_sites.add(site)
                 pre.append(ast.copy_location(ast.Assign([ast.Name(tmp, ast.Store())], a), call))
                 # the body's own renaming turns the parameter into this same local
         try:
@@ -921,12 +1036,25 @@ def specialise(fn: Any, ins: Any, k: int, ctx: Context, *, last: bool) -> list[a
     """Statements executing ``fn(agent, ins)`` inline as the ``k``-th instruction of a block.
 
     ``None`` when ``fn`` cannot be inlined.  When ``last`` the statements end by
-    returning the next PC.
+    returning the next PC.  The statements, and what making them binds, sites and
+    notes in ``ctx``, are exactly :func:`specialise_now`'s; they are made once per
+    semantic function and shape of operands and copied from then on
+    (:mod:`tessera.engine.speccache`), because making them is most of what
+    translating a block costs.
     """
     t = template(fn)
     if t is None or len(t.params) != 2 or t.param_stores or t.size > MAX_BODY:
         return None
+    return _speccache.specialise(fn, ins, k, ctx, last)
+
+
+def specialise_now(fn: Any, ins: Any, k: int, ctx: Context, *, last: bool) -> list[ast.stmt] | None:
+    """:func:`specialise`, made from the function's template now (no template cache)."""
+    t = template(fn)
+    if t is None or len(t.params) != 2 or t.param_stores or t.size > MAX_BODY:
+        return None
     cpu_param, ins_param = t.params
+    rec = ctx.recorder
     deps_before = len(ctx.deps)
     try:
         site = next(ctx.binder.sites)
@@ -945,12 +1073,16 @@ def specialise(fn: Any, ins: Any, k: int, ctx: Context, *, last: bool) -> list[a
         if t.terminal:
             if not last:
                 raise Reject("a control transfer must end its block")
-            body = [_TerminalReturns(ins.next, k).visit(s) for s in body]
-            body.append(ast.Return(ast.Constant(ins.next)))
+            if rec is not None:
+                rec.read("next", ins.next)
+            body = [_TerminalReturns(ins.next, k, ctx).visit(s) for s in body]
+            body.append(ast.Return(field_constant(ctx, "next", ins.next)))
         else:
             body = eliminate_returns(body)
             if last:
-                body.append(ast.Return(ast.Constant(ins.next)))
+                if rec is not None:
+                    rec.read("next", ins.next)
+                body.append(ast.Return(field_constant(ctx, "next", ins.next)))
         body = drop_dead_locals(forward(body))
         module = ast.Module(body=body, type_ignores=[])
         _fill_empty(module)
@@ -958,6 +1090,8 @@ def specialise(fn: Any, ins: Any, k: int, ctx: Context, *, last: bool) -> list[a
         if sum(1 for s in body for _ in ast.walk(s)) > MAX_NODES:
             raise Reject("too large once specialised")
     except Reject:
+        if rec is not None:  # the answer depends on them all the same
+            rec.guards.extend(ctx.deps[deps_before:])
         del ctx.deps[deps_before:]  # called instead: nothing of it is baked in
         return None
     return body
@@ -966,7 +1100,7 @@ def specialise(fn: Any, ins: Any, k: int, ctx: Context, *, last: bool) -> list[a
 def may_write(stmts: list[ast.stmt]) -> bool:
     """Could these statements write memory (and so invalidate code)?  Any non-trivial call could."""
     for s in stmts:
-        for n in ast.walk(s):
+        for n in walk(s):
             if isinstance(n, ast.Call):
                 f = n.func
                 if isinstance(f, ast.Name) and f.id in _NO_SIDE_EFFECT_BUILTINS:
@@ -1046,3 +1180,6 @@ def _plain_state(ctx: Context, attr: str) -> bool:
         return False  # a property or another descriptor
     regs = getattr(ctx.agent, "regs", None)
     return not (isinstance(regs, dict) and any(found is v for v in regs.values()))
+
+
+from tessera.engine import speccache as _speccache  # noqa: E402 - it builds on this module
