@@ -128,3 +128,26 @@ def test_reading_the_clock_settles_agents_ahead() -> None:
     for steps, clock, instret in seen[:5]:
         ref.run(max_steps=steps - ref.total_steps, raise_on_budget=False)
         assert (ref.clock, [a.instret for a in ref.agents]) == (clock, instret)
+
+
+def test_only_register_only_blocks_are_private() -> None:
+    items = (
+        ("li", dict(rd=2, limm=50)),
+        ("li", dict(rd=4, limm=0x800)),
+        "loop:",
+        ("add", dict(rd=3, rs1=3, rs2=2)),
+        ("addi", dict(rd=2, rs1=2, imm=-1)),
+        ("bne", dict(rd=2, rs1=0, boff="loop")),
+        "store:",
+        ("st", dict(rd=3, rs1=4, imm=0)),
+        ("addi", dict(rd=5, rs1=5, imm=1)),
+        ("bne", dict(rd=5, rs1=4, boff="store")),
+        ("halt", dict(rd=3)),
+    )
+    m = new_machine(prog(*items), cores=1)
+    m.set_engine("fast")
+    m.run(max_steps=100_000)
+    where = labels(*items)
+    blocks = next(iter(m._fillers.values())).blocks.blocks
+    assert blocks[where["loop"]].private
+    assert not blocks[where["store"]].private  # a store is seen by every agent

@@ -413,6 +413,7 @@ def test_loop_returns_are_rewritten_as_the_transformer_rewrote_them():
 
 
 def test_machines_share_recordings_across_the_process():
+    blockmod._CODE_CACHE.clear()  # a translation another test left would need no recording
     m1 = new_machine(prog(*sum_loop(30)), cores=1)
     m1.set_engine("fast")
     m1.run(max_steps=10_000)

@@ -41,6 +41,7 @@ from tessera.logs import get_logger
 log = get_logger("tessera.engine")  # structlog is imported only if a message is shown
 
 MAX_LENGTH = 64
+SIDE_EXITS = 3   # forward conditional branches a block goes on through (TESSERA_SUPERBLOCKS)
 #: a block leaving early at a side exit (a taken branch in the middle of a superblock)
 #: returns ``-(target << EXIT_BITS | j)``: the target PC and the ``j`` instructions retired
 EXIT_BITS = 7
@@ -57,6 +58,70 @@ _LITERALS = (int, bool, str, float, bytes, type(None))
 _BOUND = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, tuple, frozenset)
 #: per-machine wrappers of an entry: keyed through the observers' plugins instead
 _PER_MACHINE = frozenset({"run", "installed", "observers", "observer_calls"})
+
+
+_BRANCH = frozenset({"branch"})
+
+
+class _Cut(Exception):  # a signal inside the translator, not an error
+    """The branch at ``index`` of a block being translated cannot be a side exit."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def side_exit(target: int, retired: int) -> int:
+    """What a block returns when it leaves at a side exit: see :data:`EXIT_BITS`."""
+    return -(target << EXIT_BITS | retired)
+
+
+def side_exits(stmts: list[ast.stmt], ins: Any, k: int) -> list[ast.stmt] | None:
+    """The statements of the branch ``ins`` (``k``-th of its block, specialised as if last)
+    with falling through made structure and every taken return a side exit; ``None``
+    when it cannot be one (a return that is not a constant PC, a backward target)."""
+    targets = [n.value.value for n in inline.walk(ast.Module(body=stmts, type_ignores=[]))
+               if isinstance(n, ast.Return)
+               and isinstance(n.value, ast.Constant) and type(n.value.value) is int]
+    returns = sum(1 for n in inline.walk(ast.Module(body=stmts, type_ignores=[])) if isinstance(n, ast.Return))
+    if len(targets) != returns or any(t <= ins.address and t != ins.next for t in targets):
+        return None
+    result = f"t_L{k}"
+    try:
+        flat = inline.eliminate_returns(stmts, result)
+    except inline.Reject:
+        return None
+    return _SideExits(result, ins.next, k + 1).rewrite(flat)
+
+
+class _SideExits(ast.NodeTransformer):
+    """``t = <fall-through PC or None>`` → nothing; ``t = <other PC>`` → the side exit."""
+
+    def __init__(self, name: str, fallthrough: int, retired: int) -> None:
+        self.name, self.fallthrough, self.retired = name, fallthrough, retired
+        self.unknown = False
+
+    def rewrite(self, stmts: list[ast.stmt]) -> list[ast.stmt] | None:
+        module = ast.Module(body=stmts, type_ignores=[])
+        self.visit(module)
+        inline._fill_empty(module)
+        return None if self.unknown else module.body
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if not (isinstance(target, ast.Name) and target.id == self.name):
+            return self.generic_visit(node)
+        value = node.value
+        if not isinstance(value, ast.Constant) or not (value.value is None or type(value.value) is int):
+            self.unknown = True
+            return node
+        if value.value is None or value.value == self.fallthrough:
+            return None
+        return ast.copy_location(ast.Return(ast.Constant(side_exit(value.value, self.retired))), node)
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        if node.id == self.name:
+            self.unknown = True
+        return node
 
 
 class BlockExit(Exception):
@@ -158,6 +223,9 @@ class BlockBuilder:
         #: that took: what ``Machine.engine_stats`` reports
         self.translated = 0
         self.translate_seconds = 0.0
+        #: side exits a block may have: it goes on through that many forward conditional
+        #: branches (``TESSERA_SUPERBLOCKS``; 0: blocks end at every branch)
+        self.superblocks = _env_int("TESSERA_SUPERBLOCKS", SIDE_EXITS)
 
     def build(self, pc: int, agent: Any = None) -> Block | None:
         """The block at ``pc``; ``None`` (step this time) while the PC is cold or uncached."""
@@ -181,22 +249,17 @@ class BlockBuilder:
             self.visits[pc] = seen
             return None
         self.visits.pop(pc, None)
-        run: list[Any] = []
-        address = pc
-        while len(run) < MAX_LENGTH:
-            ins = cache.get(address)
-            if ins is None or not ins.blockable:
-                break
-            run.append(ins)
-            # a declared control flag ends the block; so, as a safety net, does code that
-            # may return a PC without one (tessera.semantics.flag_disagreements reports it)
-            if ins.encoding.flags & CONTROL_FLAGS or inline.terminal(semantic(ins)):
-                break
-            address = ins.next
+        run = self._run_from(pc)
         block = Block(pc, run)
         t0 = time.perf_counter()
         try:
-            self._compile(block, None if self.mixed else agent)
+            while True:
+                try:
+                    self._compile(block, None if self.mixed else agent)
+                    break
+                except _Cut as cut:  # that branch cannot be a side exit: the block ends there
+                    run = run[:cut.index + 1]
+                    block = Block(pc, run)
         except Exception as exc:  # noqa: BLE001 - a translator bug: stay correct, step here
             log.warning("block translation failed; stepping instead", pc=hex(pc), error=str(exc))
             return self._register(Block(pc, []), [pc])
@@ -204,6 +267,36 @@ class BlockBuilder:
             self.translated += 1
             self.translate_seconds += time.perf_counter() - t0
         return self._register(block, [i.address for i in run])
+
+    def _run_from(self, pc: int) -> list[Any]:
+        """The instructions of the block at ``pc``: a *superblock* through forward branches.
+
+        A control transfer ends the block — except a conditional branch (control flag
+        ``branch`` alone) with no observer, which becomes a *side exit* when the code
+        after it is cached: the block goes on along the fall-through path and leaves
+        early only when the branch is taken (``_translate`` cuts the block there instead
+        if the branch turns out to be indirect or backward: a backward branch to the
+        start keeps a loop inside one call).  Fewer, longer blocks mean fewer returns to
+        the run loop, which costs more than most instructions.
+        """
+        cache = self.cache
+        run: list[Any] = []
+        address = pc
+        exits = 0
+        while len(run) < MAX_LENGTH:
+            ins = cache.get(address)
+            if ins is None or not ins.blockable:
+                break
+            run.append(ins)
+            # a declared control flag ends the block; so, as a safety net, does code that
+            # may return a PC without one (tessera.semantics.flag_disagreements reports it)
+            control = ins.encoding.flags & CONTROL_FLAGS
+            if control or inline.terminal(semantic(ins)):
+                exits += 1
+                if control != _BRANCH or ins.observer_calls or exits > self.superblocks:
+                    break
+            address = ins.next
+        return run
 
     def _register(self, block: Block, addresses: list[int]) -> Block:
         self.blocks[block.start] = block
@@ -295,7 +388,12 @@ class BlockBuilder:
         placer = _Placer(block.start)  # every statement of the body goes through it
         for k, ins in enumerate(block.ins):
             fn = semantic(ins)
-            stmts = inline.specialise(fn, ins, k, ctx, last=k == last)
+            side = k != last and (bool(ins.encoding.flags & CONTROL_FLAGS) or inline.terminal(fn))
+            stmts = inline.specialise(fn, ins, k, ctx, last=k == last or side)
+            if side:  # a branch in the middle of a superblock (see _run_from)
+                stmts = side_exits(stmts, ins, k) if stmts is not None else None
+                if stmts is None:
+                    raise _Cut(k)
             stmts = memops.rewrite(stmts, ctx, fn)  # loads and stores of plain RAM inline
             writes = None
             if stmts is None:
@@ -711,6 +809,14 @@ def _fix_locations(root: ast.Module) -> ast.Module:
 #: node classes with neither fields nor positions (``Load``, ``Add`` ...): nothing to fix in them
 _BARE = frozenset(c for c in vars(ast).values()
                   if isinstance(c, type) and issubclass(c, ast.AST) and not c._fields and not c._attributes)
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return max(0, int(raw)) if raw else default
+    except ValueError:
+        return default
 
 
 def hot_threshold() -> int:

@@ -43,7 +43,7 @@ import sys
 import weakref
 from typing import Any
 
-from tessera.engine.blocks import FIRST_LINE, NEVER, Block, BlockExit, semantic
+from tessera.engine.blocks import EXIT_BITS, EXIT_MASK, FIRST_LINE, NEVER, Block, BlockExit, semantic
 from tessera.engine.capture import capture_of
 from tessera.engine.livestate import MISSING, OPAQUE, Snapshot, diff, kind, same_leaf
 from tessera.engine.memtap import MemoryTap, Unrepeatable, memory_diff
@@ -319,7 +319,13 @@ class Lockstep:
         if raised is None:
             if block.loop:
                 pc, it = result
+                if pc < 0:  # a side exit in pass `it` after j instructions
+                    pc, j = -pc >> EXIT_BITS, -pc & EXIT_MASK
+                    return _Outcome((it - 1) * n + j, pc, None, block.cycles * (it - 1) + block.prefix[j])
                 return _Outcome(it * n, pc, None, block.cycles * it)
+            if result < 0:
+                pc, j = -result >> EXIT_BITS, -result & EXIT_MASK
+                return _Outcome(j, pc, None, block.prefix[j])
             return _Outcome(n, result, None, block.cycles)
         if type(raised) is BlockExit:
             whole, part = divmod(raised.count, n)

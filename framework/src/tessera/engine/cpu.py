@@ -16,7 +16,7 @@ from typing import Any
 
 from tessera.control import ControlSignal, Halt, StopRequest, Trap, WaitFor, Yield
 from tessera.engine.agent import HALTED, Agent
-from tessera.engine.blocks import NEVER, BlockExit
+from tessera.engine.blocks import EXIT_BITS, EXIT_MASK, NEVER, BlockExit
 from tessera.errors import ConfigError, MemoryFault, PluginError, TesseraError, UnhandledTrap
 
 _INF = float("inf")
@@ -176,6 +176,11 @@ class CpuAgent(Agent):
                             if cycle_limit != _INF and b.cycles:
                                 budget = min(budget, -(-(cycle_limit - cycles - b.guard) // b.cycles))
                             pc, it = b.fn(self, int(budget))
+                            if pc < 0:  # a side exit in iteration `it`: see blocks.side_exit
+                                pc, j = -pc >> EXIT_BITS, -pc & EXIT_MASK
+                                it -= 1
+                                cycles += b.prefix[j]
+                                k += j
                             cycles += b.cycles * it
                             k += b.n * it
                             continue
@@ -185,6 +190,11 @@ class CpuAgent(Agent):
                         if signal is None:
                             continue
                         raise signal  # noqa: B904 - signal is exc itself, or chained to it
+                    if pc < 0:  # left at a side exit after `j` instructions (blocks.side_exit)
+                        pc, j = -pc >> EXIT_BITS, -pc & EXIT_MASK
+                        cycles += b.prefix[j]
+                        k += j
+                        continue
                     cycles += b.cycles
                     k += b.n
                 else:  # one step: cold code, a step-only PC, or a block too big for the budget

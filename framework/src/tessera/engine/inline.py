@@ -771,6 +771,48 @@ class _DropUnread(ast.NodeTransformer):
         return node
 
 
+def unalias_registers(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Read register files through their block locals: ``x_L3 = R_x; x_L3[5] = ...`` →
+    ``R_x[5] = ...``.
+
+    A semantic function's ``x = hart.x`` becomes such an alias in every instruction;
+    the ``R_<file>`` locals are bound once per block and never stored again, so a
+    local stored once, from one of them, can be replaced by it everywhere it is read
+    (two fewer operations per instruction in the generated code).
+    """
+    stores: dict[str, int] = {}
+    aliases: dict[str, str] = {}
+    for n in walk(ast.Module(body=stmts, type_ignores=[])):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+              and isinstance(n.value, ast.Name) and n.value.id.startswith("R_")):
+            aliases[n.targets[0].id] = n.value.id
+    aliases = {a: rf for a, rf in aliases.items() if stores.get(a) == 1}
+    if not aliases:
+        return stmts
+    module = _Unalias(aliases).visit(ast.Module(body=stmts, type_ignores=[]))
+    _fill_empty(module)
+    return list(module.body)
+
+
+class _Unalias(ast.NodeTransformer):
+    def __init__(self, aliases: dict[str, str]) -> None:
+        self.aliases = aliases
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if isinstance(target, ast.Name) and target.id in self.aliases:
+            return None
+        return self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        rf = self.aliases.get(node.id)
+        if rf is not None and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Name(rf, ast.Load()), node)
+        return node
+
+
 def drop_dead_locals(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """Drop assignments to renamed locals (``*_L<n>``) nobody reads any more (propagation
     replaced the reads by literals); values with calls stay, for their effects, and so do
@@ -1083,7 +1125,7 @@ def specialise_now(fn: Any, ins: Any, k: int, ctx: Context, *, last: bool) -> li
                 if rec is not None:
                     rec.read("next", ins.next)
                 body.append(ast.Return(field_constant(ctx, "next", ins.next)))
-        body = drop_dead_locals(forward(body))
+        body = drop_dead_locals(forward(unalias_registers(body)))
         module = ast.Module(body=body, type_ignores=[])
         _fill_empty(module)
         body = module.body

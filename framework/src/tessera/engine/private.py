@@ -31,6 +31,8 @@ import ast
 import inspect
 from typing import Any
 
+from tessera.engine.inline import walk
+
 __all__ = ["is_private"]
 
 #: builtins a private block may call: they read their arguments and touch nothing else
@@ -40,6 +42,7 @@ ENGINE_STATE = frozenset({"pc", "next_pc", "resume_pc", "cycles", "instret", "tr
                           "machine", "space", "regs", "arch", "name", "yielded", "exit_code",
                           "waiting_on", "wait_reason", "daemon", "quantum", "at_entry", "_filler"})
 _SCALARS = (int, bool, float, str, type(None))
+_TARGETS = (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.comprehension)
 _FORBIDDEN = (ast.Raise, ast.Delete, ast.Global, ast.Nonlocal, ast.Lambda, ast.Yield, ast.YieldFrom,
               ast.Await, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
               ast.With, ast.AsyncWith, ast.Try, ast.Assert)
@@ -49,48 +52,47 @@ def is_private(body: list[ast.stmt], agent: Any) -> bool:
     """Do these block statements touch only ``agent``'s own registers and plain state?
 
     ``agent`` is the agent the block was translated for (its attributes tell plain
-    scalar state from objects); without one nothing is private.
+    scalar state from objects); without one nothing is private.  One walk over the
+    block; register-file aliases (``x = R_x``) are checked once it is done.
     """
     if agent is None:
         return False
-    files = _register_aliases(body)
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-        if isinstance(node, _FORBIDDEN):
-            return False
-        if isinstance(node, ast.Call):
-            if not (isinstance(node.func, ast.Name) and node.func.id in PURE_BUILTINS):
-                return False
-        elif isinstance(node, ast.Subscript):
+    aliases: set[str] = set()     # locals subscripted that are not R_<file>
+    files: set[str] = set()       # locals bound to a register file
+    others: set[str] = set()      # locals bound to anything else
+    plain: dict[str, bool] = {}
+    for node in walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Subscript):
             base = node.value
-            if not (isinstance(base, ast.Name) and (base.id.startswith("R_") or base.id in files)):
+            if not isinstance(base, ast.Name):
                 return False
+            if not base.id.startswith("R_"):
+                aliases.add(base.id)
         elif isinstance(node, ast.Attribute):
             if not (isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
-                    and node.value.id == "cpu" and _plain_scalar(agent, node.attr)):
+                    and node.value.id == "cpu"):
                 return False
-        elif isinstance(node, ast.Name) and node.id == "cpu" and isinstance(node.ctx, ast.Load):
-            continue  # only as the base of a checked attribute (an argument would be a call)
-    return True
-
-
-def _register_aliases(body: list[ast.stmt]) -> set[str]:
-    """Locals bound to a register file (``x = R_x``) and to nothing else."""
-    files: set[str] = set()
-    others: set[str] = set()
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-        if isinstance(node, ast.Assign):
+            attr = node.attr
+            ok = plain.get(attr)
+            if ok is None:
+                ok = plain[attr] = _plain_scalar(agent, attr)
+            if not ok:
+                return False
+        elif isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id in PURE_BUILTINS):
+                return False
+        elif isinstance(node, ast.Assign):
+            value_file = isinstance(node.value, ast.Name) and node.value.id.startswith("R_")
             for target in node.targets:
                 if isinstance(target, ast.Name):
-                    if isinstance(node.value, ast.Name) and node.value.id.startswith("R_"):
-                        files.add(target.id)
-                    else:
-                        others.add(target.id)
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For | ast.comprehension):
-            target = node.target
-            for n in ast.walk(target):
+                    (files if value_file else others).add(target.id)
+        elif isinstance(node, _TARGETS):
+            for n in walk(node.target):
                 if isinstance(n, ast.Name):
                     others.add(n.id)
-    return files - others
+        elif isinstance(node, _FORBIDDEN):
+            return False
+    return not aliases or aliases <= files - others
 
 
 def _plain_scalar(agent: Any, attr: str) -> bool:

@@ -49,6 +49,7 @@ import time
 from typing import Any
 
 from tessera.engine.agent import HALTED, RUNNABLE
+from tessera.engine.blocks import EXIT_BITS, EXIT_MASK
 from tessera.engine.cpu import CpuAgent
 from tessera.engine.decodecache import DecodeCache
 
@@ -96,23 +97,17 @@ class RunAhead:
         if self.saved[i] is None:
             self.saved[i] = ({name: list(values) for name, values in agent.regs.items()},
                              agent.pc, agent.cycles, agent.instret)
+        budget = max(1, cap // block.n) if block.loop else 0
         try:
-            if block.loop:
-                pc, it = block.fn(agent, max(1, cap // block.n))
-            else:
-                pc, it = block.fn(agent), 1
+            n = _call(block, agent, budget)
         except BaseException:
             self._undo(i)  # it had no credit: back to the state saved just now
             self._forget(i)
             raise
-        n = block.n * it
         self.calls += 1
         self.instructions += n
-        agent.pc = pc
-        agent.cycles += block.cycles * it
-        agent.instret += n
         agent.at_entry = True
-        self.log[i].append((block, it, n))
+        self.log[i].append((block, budget, n))
         self.executed[i] += n
         if n > 1:
             if self.credit[i] == 0:
@@ -157,28 +152,48 @@ class RunAhead:
         for name, values in regs.items():
             agent.regs[name][:] = values
         remaining = self.executed[i] - self.credit[i]
-        for block, it, n in self.log[i]:
+        for block, budget, n in self.log[i]:
             if remaining <= 0:
                 break
-            if n <= remaining:
-                whole, rest = it, 0
-            else:
-                whole, rest = divmod(remaining, block.n)
+            if n <= remaining:  # the same call again: the same instructions, to the same end
+                _call(block, agent, budget)
+                remaining -= n
+                continue
+            whole, rest = divmod(remaining, block.n)  # every pass but the last was whole
             if whole:
-                if block.loop:
-                    pc, _it = block.fn(agent, whole)
-                else:
-                    pc = block.fn(agent)
-                agent.pc = pc
-                agent.cycles += block.cycles * whole
-                agent.instret += block.n * whole
-            if rest:  # part of one pass: straight-line instructions, none transfers control
+                _call(block, agent, whole)
+            if rest:  # the first `rest` instructions of one pass, none of them leaving it
                 for ins in block.ins[:rest]:
                     ins.run(agent, ins)
                 agent.pc = block.ins[rest].address
                 agent.cycles += block.prefix[rest]
                 agent.instret += rest
-            remaining -= block.n * whole + rest
+            remaining = 0
+
+
+def _call(block: Any, agent: Any, budget: int) -> int:
+    """Call ``block`` for ``agent`` (a looping block: at most ``budget`` passes), move the
+    agent past what it ran, as the run loop does, and return how many instructions that was."""
+    if block.loop:
+        pc, it = block.fn(agent, budget)
+        if pc < 0:  # a side exit in pass `it` (tessera.engine.blocks.EXIT_BITS)
+            pc, j = -pc >> EXIT_BITS, -pc & EXIT_MASK
+            it -= 1
+        else:
+            j = 0
+        n = block.n * it + j
+        cycles = block.cycles * it + block.prefix[j]
+    else:
+        pc = block.fn(agent)
+        if pc < 0:
+            pc, j = -pc >> EXIT_BITS, -pc & EXIT_MASK
+            n, cycles = j, block.prefix[j]
+        else:
+            n, cycles = block.n, block.cycles
+    agent.pc = pc
+    agent.cycles += cycles
+    agent.instret += n
+    return n
 
 
 def run_barrel(sched: Any, machine: Any, limits: Any, progress: Any, steps: int,
