@@ -46,7 +46,12 @@ SIDE_EXITS = 3   # forward conditional branches a block goes on through (TESSERA
 #: returns ``-(target << EXIT_BITS | j)``: the target PC and the ``j`` instructions retired
 EXIT_BITS = 7
 EXIT_MASK = (1 << EXIT_BITS) - 1
-HOT = 16         # visits of a PC before a block is compiled there (TESSERA_BLOCK_HOT)
+#: visits of a block entry before a block is compiled there (TESSERA_BLOCK_HOT).  A block
+#: costs a few milliseconds to translate (tens, the first time a process meets its
+#: semantic functions) and saves well under a microsecond an instruction, so only code
+#: entered this often can pay for it: 16 made programs of a few hundred thousand
+#: instructions slower on the fast engine than stepping
+HOT = 256
 FIRST_LINE = 10  # line of instruction 0; the prologue is on line 1
 OBSERVER_LINE = 1_000_000  # observer i of instruction k: OBSERVER_LINE + k * MAX_OBSERVERS + i
 MAX_OBSERVERS = 64
@@ -228,7 +233,9 @@ class BlockBuilder:
         self.superblocks = _env_int("TESSERA_SUPERBLOCKS", SIDE_EXITS)
 
     def build(self, pc: int, agent: Any = None) -> Block | None:
-        """The block at ``pc``; ``None`` (step this time) while the PC is cold or uncached."""
+        """The block at ``pc``, translated now; ``None`` (step this time) when ``pc`` is not
+        cached yet.  The run loop counts the visits (``visits``, ``hot``) and calls this
+        once a PC is hot."""
         cache = self.cache
         if agent is not None and type(agent) is not self.agent_class:
             if self.agent_class is None:
@@ -242,13 +249,9 @@ class BlockBuilder:
         first = cache.get(pc)
         if first is None:
             return None
+        self.visits.pop(pc, None)
         if not first.blockable:
             return self._register(Block(pc, []), [pc])
-        seen = self.visits.get(pc, 0) + 1
-        if seen < self.hot:
-            self.visits[pc] = seen
-            return None
-        self.visits.pop(pc, None)
         run = self._run_from(pc)
         block = Block(pc, run)
         t0 = time.perf_counter()

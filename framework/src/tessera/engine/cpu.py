@@ -157,7 +157,10 @@ class CpuAgent(Agent):
         filler = self._filler
         cache = filler.cache
         fill = filler.fill
-        build = filler.blocks.build
+        builder = filler.blocks
+        build = builder.build
+        visits = builder.visits
+        hot = builder.hot
         pc = self.pc
         cycles = self.cycles
         k = 0
@@ -201,8 +204,12 @@ class CpuAgent(Agent):
                     ins = cache.get(pc)
                     if ins is None:
                         ins = fill(pc)
-                    elif b is None and entry and build(pc, self) is not None:
-                        continue  # just translated: run the block
+                    elif b is None and entry:  # count a visit here; translate once it is hot
+                        seen = visits.get(pc, 0) + 1
+                        if seen < hot:
+                            visits[pc] = seen
+                        elif build(pc, self) is not None:
+                            continue  # just translated: run the block
                     r = ins.run(self, ins)
                     if r is None:
                         pc = ins.next

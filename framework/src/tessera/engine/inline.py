@@ -43,6 +43,7 @@ import ast
 import builtins
 import inspect
 import itertools
+import linecache
 import sys
 import textwrap
 import types
@@ -168,12 +169,7 @@ class Template:
             raise Reject("not a Python function")
         if getattr(fn, INLINE_ATTRIBUTE, True) is False:
             raise Reject("marked no_inline")
-        try:
-            source = textwrap.dedent(inspect.getsource(fn))
-            tree = ast.parse(source)
-        except (OSError, TypeError, SyntaxError, IndentationError) as exc:
-            raise Reject(f"no source: {exc}") from None
-        node = tree.body[0] if tree.body else None
+        node = _function_node(fn)
         if not isinstance(node, ast.FunctionDef) or node.name != code.co_name:
             raise Reject("source is not a plain function definition")
         self.terminal = any(isinstance(n, ast.Return) and not _is_none(n.value) for n in ast.walk(node))
@@ -205,6 +201,44 @@ class Template:
         self.body = body
         self.size = sum(1 for s in body for _ in ast.walk(s))
         self.expression = _as_expression(body)
+
+
+#: a source file's function definitions, parsed once: ``filename -> {(first line, name): node}``
+_MODULE_FUNCTIONS: dict[str, dict[tuple[int, str], ast.AST]] = {}
+
+
+def _function_node(fn: Any) -> ast.AST | None:
+    """The definition of ``fn`` in its source, parsed.
+
+    Each source file is parsed once and its function definitions indexed by first
+    line and name (``inspect.getsource`` tokenises the rest of the file for every
+    function: most of what the first translations of a process cost).  A function
+    without a file (made by ``exec``) falls back to :func:`inspect.getsource`.
+    """
+    code = fn.__code__
+    filename = code.co_filename
+    table = _MODULE_FUNCTIONS.get(filename)
+    if table is None:
+        table = {}
+        lines = linecache.getlines(filename, fn.__globals__)
+        if lines:
+            try:
+                tree = ast.parse("".join(lines))
+            except (SyntaxError, ValueError):
+                tree = None
+            for n in walk(tree) if tree is not None else ():
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                    first = min([n.lineno, *(d.lineno for d in n.decorator_list)])
+                    table[(first, n.name)] = n
+        _MODULE_FUNCTIONS[filename] = table
+    node = table.get((code.co_firstlineno, code.co_name))
+    if node is not None:
+        return node
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, IndentationError) as exc:
+        raise Reject(f"no source: {exc}") from None
+    return tree.body[0] if tree.body else None
 
 
 def _as_expression(body: list[ast.stmt]) -> ast.expr | None:
