@@ -210,7 +210,9 @@ def tessera_memory_watches(machine: MachineLike, space: AddressSpace) -> list[Wa
     Only the regions a watch overlaps are wrapped, so unwatched memory costs nothing
     extra.  Instruction fetch is not a data access (use the execute family), and bulk
     transfers (``read_bytes``/``write_bytes``: loaders, DMA-style engines) are not
-    watched.
+    watched.  ``Watch(start, end, journal=a_list)`` only records: each completed access
+    appends ``(READ | WRITE, address, size, value)`` to the list, and the fast engine
+    keeps accessing such RAM inline (docs/hooks.md).
     """
 
 

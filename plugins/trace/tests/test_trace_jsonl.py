@@ -6,6 +6,7 @@ import json
 
 import pytest
 from trace_support import (
+    ENGINES,
     RV_LOOP,
     RV_TINY,
     TOY_TINY,
@@ -47,6 +48,34 @@ def test_values_are_plain_integers_and_memory_entries_are_kind_address_size_valu
                        "asm": "addi a0, zero, 5", "regs": {"a0": 5}, "mem": []}
     assert recs[2]["mem"] == [["w", 0x100, 4, 5]]
     assert recs[3]["regs"] == {"a1": 5} and recs[3]["mem"] == [["r", 0x100, 4, 5]]
+
+
+# narrow stores of a wide register, in a loop so the fast engine runs them in blocks
+RV_NARROW = """
+    li   a0, 0x12345678
+    li   t1, 0x100
+    li   t2, 40
+loop:
+    sb   a0, 0(t1)
+    sh   a0, 2(t1)
+    lw   a1, 0(t1)
+    addi a0, a0, 0x111
+    addi t2, t2, -1
+    bnez t2, loop
+    li   a7, 93
+    ecall
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_narrow_store_shows_the_bytes_stored_in_both_formats(engine):
+    text = instructions(trace(rv_machine(RV_NARROW, engine=engine), "text"))
+    recs = records(trace(rv_machine(RV_NARROW, engine=engine), "jsonl"))
+    assert [as_text(rec, 5) for rec in recs] == text
+    # (li a0 is two instructions) the text format used to show the whole register: <-0x12345678
+    assert text[4].endswith("mem[0x00000100]<-0x78") and text[5].endswith("mem[0x00000102]<-0x5678")
+    assert text[6].endswith("a1=0x56780078 mem[0x00000100]->0x56780078")
+    assert recs[-8]["mem"] == [["w", 0x100, 1, (0x12345678 + 39 * 0x111) & 0xFF]]
 
 
 def test_a_trap_is_a_note_record():

@@ -61,8 +61,9 @@ loop:
     ecall
 """
 
-# long enough for the fast engine to translate the loop into a block (TESSERA_BLOCK_HOT)
-RV_HOT = RV_LOOP.replace("li   a1, 10", "li   a1, 200")
+# long enough for the fast engine to translate the loop into a block at its default
+# threshold (tessera.engine.blocks.HOT, TESSERA_BLOCK_HOT), with iterations to spare
+RV_HOT = RV_LOOP.replace("li   a1, 10", "li   a1, 600")
 
 
 def host() -> PluginHost:

@@ -11,9 +11,26 @@ access lies inside it::
 
     v = space.read(a, 4)
     # becomes
-    v = mw.u4(mw.data, o)[0] if 0 <= (o := a - mw.start) <= mw.last4 else cpu.space.read(o + mw.start, 4)
+    v = (mw.u4(mw.data, o)[0] if 0 <= (o := a - mw.start) <= mw.last4
+         else mw.jr4(o) if 0 <= o <= mw.jlast4
+         else cpu.space.read(o + mw.start, 4))
 
-Everything else takes the original call (``else``): other regions, ROM, devices,
+The middle branch is for a window carrying a *journal* (a journal watch covering
+its region, :class:`~tessera.memory.watch.Watch` with ``journal=``): its plain limits
+are negative and ``jlast<N>`` hold the region's, so the block calls the window's
+``jr<N>``/``jw<N>``, which make the access and append the tuple the watch's wrapper
+appends on the step path — the value loaded, or the stored value masked to its
+size, after the store and its code-page test (:class:`~tessera.memory.space.RamWindow`).
+That is one call per access, as fast as spelling the append out inline (measured)
+and much smaller to translate: every block carries this branch, journal or not,
+and spelled out it made translating the ``mark`` program 25 % slower.  Without a
+journal ``jlast<N>`` are negative: an access in the window costs what it did
+before journals existed, one outside it one more compare before the call.  Which
+branch runs is decided at each access from the window, so one translation serves
+journalled and unjournalled machines alike, and a journal set or removed in the
+middle of a block applies to the next access.
+
+Everything else takes the original call (the last ``else``): other regions, ROM, devices,
 watched memory, unmapped addresses, accesses crossing the window's end — so
 faults, device effects and watch callbacks are exactly what they were, raised by
 the same statement on the same line (the line tells the engine which instruction
@@ -37,6 +54,7 @@ view) yields an empty one, which matches no address.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import os
 import types
@@ -202,16 +220,26 @@ def _w(field: str) -> ast.Attribute:
     return ast.Attribute(_name(WINDOW), field, ast.Load())
 
 
-def _in_window(offset: ast.expr, size: int) -> ast.Compare:
-    """``0 <= offset <= mw.last<N>`` (``mw.size - N`` for other sizes)."""
-    limit: ast.expr = (_w(f"last{size}") if size in (1, 2, 4, 8)
-                       else ast.BinOp(_w("size"), ast.Sub(), ast.Constant(size)))
+def _in_window(offset: ast.expr, size: int, journal: bool = False) -> ast.Compare:
+    """``0 <= offset <= mw.last<N>`` (``mw.span - N`` for other sizes); with ``journal``,
+    the journalled window's limits ``mw.jlast<N>`` (``mw.jspan - N``)."""
+    j = "j" if journal else ""
+    limit: ast.expr = (_w(f"{j}last{size}") if size in (1, 2, 4, 8)
+                       else ast.BinOp(_w(f"{j}span"), ast.Sub(), ast.Constant(size)))
     return ast.Compare(ast.Constant(0), [ast.LtE(), ast.LtE()], [offset, limit])
 
 
 def _address(offset: str) -> ast.expr:
     """The access's own address again, for the slow path: ``o + mw.start``."""
     return ast.BinOp(_name(offset), ast.Add(), _w("start"))
+
+
+def _journalled(write: bool, offset: str, size: int, *value: ast.expr) -> ast.Call:
+    """``mw.jr4(o)`` / ``mw.jw4(o, v)`` (``mw.jread(o, N)`` / ``mw.jwrite(o, N, v)`` for sizes
+    other than 1, 2, 4 and 8): the access in a journalled window, with its journal entry."""
+    if size in (1, 2, 4, 8):
+        return ast.Call(_w(f"jw{size}" if write else f"jr{size}"), [_name(offset), *value], [])
+    return ast.Call(_w("jwrite" if write else "jread"), [_name(offset), ast.Constant(size), *value], [])
 
 
 class _Accesses:
@@ -259,7 +287,8 @@ class _Accesses:
         return [s]
 
     def _store(self, call: ast.Call, size: int) -> list[ast.stmt]:
-        """``space.write(A, N, V)`` → in the window: pack, then the code-page test; else the call."""
+        """``space.write(A, N, V)`` → in the window: pack, then the code-page test; in a
+        journalled window the same and the journal entry; else the call."""
         self.count += 1
         address, _n, value = (self.expression(a) for a in call.args)
         pre: list[ast.stmt] = []
@@ -273,17 +302,28 @@ class _Accesses:
             value = _name(v)
         o = self._temp("o")
         offset = ast.NamedExpr(_name(o, True), ast.BinOp(address, ast.Sub(), _w("start")))
-        masked = ast.BinOp(value, ast.BitAnd(), ast.Constant((1 << (8 * size)) - 1))
+        mask = (1 << (8 * size)) - 1
+        plain = [self._put(o, size, ast.BinOp(value, ast.BitAnd(), ast.Constant(mask))), self._smc(o, size)]
+        journalled = ast.Expr(_journalled(True, o, size, copy.deepcopy(value)))
+        slow = ast.Expr(ast.Call(call.func, [_address(o), ast.Constant(size), copy.deepcopy(value)], []))
+        return [*pre, ast.If(_in_window(offset, size), plain,
+                             [ast.If(_in_window(_name(o), size, journal=True), [journalled], [slow])])]
+
+    @staticmethod
+    def _put(o: str, size: int, value: ast.expr) -> ast.stmt:
+        """Store ``value`` (already masked to ``size`` bytes) at offset ``o`` of the window's data."""
         data = _w("data")
         if size == 1:
-            put: ast.stmt = ast.Assign([ast.Subscript(data, _name(o), ast.Store())], masked)
-        elif size in _STRUCT_SIZES:
-            put = ast.Expr(ast.Call(_w(f"p{size}"), [data, _name(o), masked], []))
-        else:
-            end = ast.BinOp(_name(o), ast.Add(), ast.Constant(size))
-            packed = ast.Call(ast.Attribute(masked, "to_bytes", ast.Load()), [ast.Constant(size), _w("endian")], [])
-            put = ast.Assign([ast.Subscript(data, ast.Slice(_name(o), end), ast.Store())], packed)
-        # the test RAM.write makes: does a page written hold decoded code?  (N <= a page: two ends)
+            return ast.Assign([ast.Subscript(data, _name(o), ast.Store())], value)
+        if size in _STRUCT_SIZES:
+            return ast.Expr(ast.Call(_w(f"p{size}"), [data, _name(o), value], []))
+        end = ast.BinOp(_name(o), ast.Add(), ast.Constant(size))
+        packed = ast.Call(ast.Attribute(value, "to_bytes", ast.Load()), [ast.Constant(size), _w("endian")], [])
+        return ast.Assign([ast.Subscript(data, ast.Slice(_name(o), end), ast.Store())], packed)
+
+    @staticmethod
+    def _smc(o: str, size: int) -> ast.stmt:
+        """The test RAM.write makes: does a page written hold decoded code?  (N <= a page: two ends)"""
         first = ast.Compare(ast.BinOp(_name(o), ast.RShift(), ast.Constant(CODE_PAGE_BITS)), [ast.In()], [_w("code")])
         pages: ast.expr = first
         if size > 1:
@@ -292,9 +332,7 @@ class _Accesses:
             pages = ast.BoolOp(ast.Or(), [first, ast.Compare(last, [ast.In()], [_w("code")])])
             if size > 1 << CODE_PAGE_BITS:
                 pages = ast.Constant(True)
-        smc = ast.If(pages, [ast.Expr(ast.Call(_w("written"), [_name(o), ast.Constant(size)], []))], [])
-        slow = ast.Expr(ast.Call(call.func, [_address(o), ast.Constant(size), value], []))
-        return [*pre, ast.If(_in_window(offset, size), [put, smc], [slow])]
+        return ast.If(pages, [ast.Expr(ast.Call(_w("written"), [_name(o), ast.Constant(size)], []))], [])
 
     # ------------------------------------------------------------------ expressions
 
@@ -322,18 +360,23 @@ class _Accesses:
         return node
 
     def load(self, call: ast.Call, size: int) -> ast.expr:
-        """``space.read(A, N)`` → ``<unpack> if 0 <= (o := A - mw.start) <= mw.last<N> else <the call>``."""
+        """``space.read(A, N)`` → ``<unpack> if 0 <= (o := A - mw.start) <= mw.last<N> else
+        mw.jr<N>(o) if 0 <= o <= mw.jlast<N> else <the call>``."""
         self.count += 1
         o = self._temp("o")
         offset = ast.NamedExpr(_name(o, True), ast.BinOp(call.args[0], ast.Sub(), _w("start")))
+        slow = ast.Call(call.func, [_address(o), ast.Constant(size)], [])
+        return ast.IfExp(_in_window(offset, size), self._unpack(o, size),
+                         ast.IfExp(_in_window(_name(o), size, journal=True), _journalled(False, o, size), slow))
+
+    @staticmethod
+    def _unpack(o: str, size: int) -> ast.expr:
+        """The ``size``-byte value at offset ``o`` of the window's data."""
         data = _w("data")
         if size == 1:
-            fast: ast.expr = ast.Subscript(data, _name(o), ast.Load())
-        elif size in _STRUCT_SIZES:
-            fast = ast.Subscript(ast.Call(_w(f"u{size}"), [data, _name(o)], []), ast.Constant(0), ast.Load())
-        else:
-            end = ast.BinOp(_name(o), ast.Add(), ast.Constant(size))
-            fast = ast.Call(ast.Attribute(_name("int"), "from_bytes", ast.Load()),
-                            [ast.Subscript(data, ast.Slice(_name(o), end), ast.Load()), _w("endian")], [])
-        slow = ast.Call(call.func, [_address(o), ast.Constant(size)], [])
-        return ast.IfExp(_in_window(offset, size), fast, slow)
+            return ast.Subscript(data, _name(o), ast.Load())
+        if size in _STRUCT_SIZES:
+            return ast.Subscript(ast.Call(_w(f"u{size}"), [data, _name(o)], []), ast.Constant(0), ast.Load())
+        end = ast.BinOp(_name(o), ast.Add(), ast.Constant(size))
+        return ast.Call(ast.Attribute(_name("int"), "from_bytes", ast.Load()),
+                        [ast.Subscript(data, ast.Slice(_name(o), end), ast.Load()), _w("endian")], [])

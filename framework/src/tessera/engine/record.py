@@ -39,6 +39,7 @@ literals in compiled blocks; any other value is recorded through the observer).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from operator import ne as _ne
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -117,6 +118,8 @@ def _observer(request: Record) -> Observer:  # noqa: C901 - one closure: its cel
     p_file = ""
     p_index = 0
     p_token: Any = None
+    # the registers this instruction changed when its writes were last compared in full
+    hint: dict[str, list[int]] = {}
 
     def token(file: str, index: int) -> Any:
         got = tokens.get((file, index), tokens)
@@ -172,7 +175,7 @@ def _observer(request: Record) -> Observer:  # noqa: C901 - one closure: its cel
                     shadow[index] = value
                     found.append((file, index, value))
         else:
-            _compare_all(agent, shadows, found)
+            _compare_all(agent, shadows, found, hint)
         if otherwise is not None:
             otherwise(agent, found, what == _ALL)
         elif found:
@@ -198,6 +201,11 @@ def _observer(request: Record) -> Observer:  # noqa: C901 - one closure: its cel
             if kind == _NONE:
                 record(unchanged)
                 return
+            if kind == _ALL and otherwise is not None:   # unknown writes (memory accesses, calls)
+                found: list[Change] = []
+                _compare_all(agent, shadows, found, hint)
+                otherwise(agent, found, True)
+                return
         general(agent, ins, record, remember, shadows)
 
     return observe
@@ -219,9 +227,17 @@ def _plan(writes: frozenset[tuple[str, int]] | None, shadows: Mapping[str, list[
     return (_SOME, tuple((f, i) for _n, i, f in known))
 
 
-def _compare_all(agent: Any, shadows: Mapping[str, list[Any]], found: list[Change]) -> None:
+def _compare_all(agent: Any, shadows: Mapping[str, list[Any]], found: list[Change],
+                 hint: dict[str, list[int]]) -> None:
     """Every register of the shadowed files that differs from its shadow, into ``found``;
-    shadows updated.  A file that changed size is followed, not reported."""
+    shadows updated.  A file that changed size is followed, not reported.
+
+    ``hint`` holds, per file, the registers this instruction changed the last time the
+    file had to be scanned: they are compared first, and when the file then
+    equals its shadow (one C-level list comparison) nothing else is looked at — a
+    load changes the same register every time.  Otherwise the rest of the file is
+    scanned; either way every register is compared, so the result never depends on it.
+    """
     regs = agent.regs
     for name, shadow in shadows.items():
         live = regs.get(name)
@@ -230,9 +246,27 @@ def _compare_all(agent: Any, shadows: Mapping[str, list[Any]], found: list[Chang
         if len(live) != len(shadow):
             shadow[:] = live
             continue
-        i = 0
-        for value, old in zip(live, shadow):
-            if value != old:
+        got: list[Change] = []
+        for i in hint.get(name, ()):
+            value = live[i]
+            if value != shadow[i]:
                 shadow[i] = value
-                found.append((name, i, value))
-            i += 1
+                got.append((name, i, value))
+        if live != shadow:                        # the hint missed some: scan the rest
+            diff = list(map(_ne, live, shadow))   # C-level; then jump from difference to difference
+            i = -1
+            while True:
+                try:
+                    i = diff.index(True, i + 1)
+                except ValueError:
+                    break
+                value = live[i]
+                shadow[i] = value
+                got.append((name, i, value))
+            got.sort(key=_index)
+            hint[name] = [c[1] for c in got]
+        found.extend(got)
+
+
+def _index(change: Change) -> int:
+    return change[1]

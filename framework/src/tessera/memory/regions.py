@@ -283,7 +283,16 @@ class MMIO(Region):
 
 
 class Watched(Region):
-    """A region wrapped by memory watches (built by the address space, never by users)."""
+    """A region wrapped by memory watches (built by the address space, never by users).
+
+    Callback watches run first (``on_read`` after the access, ``on_write`` before
+    it; either may change the value), then journal watches record the access as it
+    completed: the value the program receives, or the low ``size`` bytes of the value
+    stored.  An access that faults records nothing.  :attr:`journal` is the list of
+    the region's only watch when that is a journal covering the whole region: then
+    blocks may access the region inline and append to it themselves
+    (:class:`tessera.memory.space.RamWindow`).
+    """
 
     def __init__(self, inner: Region, watches: list[Any]) -> None:
         self.inner = inner
@@ -297,6 +306,11 @@ class Watched(Region):
         self.space = inner.space
         self._readers = [w for w in watches if w.on_read is not None]
         self._writers = [w for w in watches if w.on_write is not None]
+        self._journals = [w for w in watches if getattr(w, "journal", None) is not None]
+        only = watches[0] if len(watches) == 1 else None
+        self.journal: list[Any] | None = (
+            only.journal if only is not None and getattr(only, "journal", None) is not None
+            and only.start <= self.start and self.end <= only.end else None)
 
     def _bind(self) -> None:  # the wrapper's methods always delegate
         pass
@@ -309,6 +323,9 @@ class Watched(Region):
                 new = w.call_read(self.space.current_agent, addr, size, value)
                 if new is not None:
                     value = new
+        for w in self._journals:
+            if w.start < addr + size and addr < w.end:
+                w.journal.append((0, addr, size, value))
         return value
 
     def write(self, offset: int, size: int, value: int) -> None:
@@ -319,6 +336,11 @@ class Watched(Region):
                 if new is not None:
                     value = new
         self.inner.write(offset, size, value)
+        if self._journals:
+            value &= (1 << (size << 3)) - 1
+            for w in self._journals:
+                if w.start < addr + size and addr < w.end:
+                    w.journal.append((1, addr, size, value))
 
     def fetch(self, offset: int, size: int) -> int:
         return self.inner.fetch(offset, size)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from tessera.errors import ConfigError, MemoryFault
-from tessera.memory.regions import CODE_PAGE_BITS, MMIO, RAM, ROM, Region, Watched
+from tessera.memory.regions import CODE_PAGE, CODE_PAGE_BITS, MMIO, RAM, ROM, Region, Watched
 from tessera.types import Endian
 
 #: Default cap on the bytes of RAM and ROM one machine may allocate.
@@ -64,6 +64,10 @@ def _never(offset: int, size: int) -> None:  # pragma: no cover - an empty windo
     raise AssertionError("an empty RAM window was written")
 
 
+def _unjournalled(*_args: Any) -> Any:  # pragma: no cover - the journal path is closed without one
+    raise AssertionError("a RAM window without a journal was journalled")
+
+
 class RamWindow:
     """The one RAM region of a space that translated blocks may access directly.
 
@@ -73,23 +77,35 @@ class RamWindow:
     test :meth:`RAM.write <tessera.memory.regions.RAM.write>` runs (``code``, the
     region's set of pages holding decoded code, and ``written``, its invalidation).
     So the window holds only RAM whose accesses do nothing but that: a readable and
-    writable :class:`~tessera.memory.regions.RAM` of the exact class, no watch on it
-    and no access method replaced on the instance.  Everything else — other regions,
-    ROM, devices, watched memory, unmapped addresses, accesses that cross the
-    window's end — falls to the space's own methods, so faults, devices and watches
-    behave exactly as without a window.
+    writable :class:`~tessera.memory.regions.RAM` of the exact class, no access
+    method replaced on the instance, and either no watch on it or one *journal*
+    watch covering all of it (:class:`~tessera.memory.watch.Watch` with
+    ``journal=``).  Everything else — other regions, ROM, devices, memory with a
+    callback watch, more than one watch, or a journal covering only part of it,
+    unmapped addresses, accesses that cross the window's end — falls to the space's
+    own methods, so faults, devices and watches behave exactly as without a window.
+
+    A journalled window has two sets of limits: ``last<N>`` (and ``span``, for other
+    sizes) of the plain path are negative and ``jlast<N>`` (``jspan``) hold the
+    region's; without a journal it is the other way round.  A block tests the plain
+    limits first and the journal's only when that fails, so an unjournalled access
+    costs what it did before journals existed; a journalled one calls ``jr<N>`` or
+    ``jw<N>`` (``jread``/``jwrite`` for other sizes), which make the access and
+    append the tuple the watch records to the journal (``log``, its ``append``).
 
     A space owns one window for its life and changes it *in place* whenever its
     regions change (:meth:`AddressSpace.refresh_window`): a block reads the fields
     at each access, so a watch set while a block runs applies to its very next
-    access.  An empty window (``region is None``) matches no address: every
-    ``last<N>`` is negative.  The ``u<N>``/``p<N>`` members are ``struct`` unpackers
+    access.  An empty window (``region is None``) matches no address: every limit
+    is negative.  The ``u<N>``/``p<N>`` members are ``struct`` unpackers
     and packers of the space's byte order, so a translation shared by machines of
     different byte orders is still right for each.
     """
 
     __slots__ = ("region", "start", "end", "size", "data", "endian", "code", "written",
-                 "last1", "last2", "last4", "last8", "u2", "u4", "u8", "p2", "p4", "p8")
+                 "last1", "last2", "last4", "last8", "span", "journal", "log",
+                 "jlast1", "jlast2", "jlast4", "jlast8", "jspan", "jr1", "jr2", "jr4", "jr8",
+                 "jw1", "jw2", "jw4", "jw8", "u2", "u4", "u8", "p2", "p4", "p8")
 
     def __init__(self, endian: Endian = "little") -> None:
         self.endian = endian
@@ -107,25 +123,101 @@ class RamWindow:
         self.data: Any = b""
         self.code: set[int] | frozenset[int] = frozenset()
         self.written: Callable[[int, int], None] = _never
+        self.journal: list[Any] | None = None
+        self.log: Callable[[Any], None] = _unjournalled
         self.last1 = self.last2 = self.last4 = self.last8 = -1
+        self.jlast1 = self.jlast2 = self.jlast4 = self.jlast8 = -1
+        self.span = self.jspan = 0
+        self.jr1 = self.jr2 = self.jr4 = self.jr8 = self.jw1 = self.jw2 = self.jw4 = self.jw8 = _unjournalled
 
-    def open(self, region: RAM) -> None:
-        """Cover ``region`` (a plain, readable and writable RAM of this byte order)."""
+    def open(self, region: RAM, journal: list[Any] | None = None) -> None:
+        """Cover ``region`` (a plain, readable and writable RAM of this byte order),
+        journalling every access into ``journal`` when given."""
         self.region = region
         self.start, self.end, self.size = region.start, region.end, region.size
         self.data = region.data
         self.code = region.code_pages
         self.written = region._code_written
-        self.last1, self.last2, self.last4, self.last8 = (region.size - n for n in (1, 2, 4, 8))
+        limits = tuple(region.size - n for n in (1, 2, 4, 8))
+        self.journal = journal
+        if journal is None:
+            self.log = _unjournalled
+            self.last1, self.last2, self.last4, self.last8 = limits
+            self.jlast1 = self.jlast2 = self.jlast4 = self.jlast8 = -1
+            self.span, self.jspan = region.size, 0
+            self.jr1 = self.jr2 = self.jr4 = self.jr8 = self.jw1 = self.jw2 = self.jw4 = self.jw8 = _unjournalled
+        else:
+            self.log = journal.append
+            self.last1 = self.last2 = self.last4 = self.last8 = -1
+            self.jlast1, self.jlast2, self.jlast4, self.jlast8 = limits
+            self.span, self.jspan = 0, region.size
+            for n in (1, 2, 4, 8):
+                read, write = self._journalled(n)
+                setattr(self, f"jr{n}", read)
+                setattr(self, f"jw{n}", write)
+
+    def _journalled(self, n: int) -> tuple[Callable[[int], int], Callable[[int, int], None]]:
+        """``jr<n>(offset)`` and ``jw<n>(offset, value)``: an ``n``-byte load or store inside the
+        journalled window and its journal entry — what :meth:`jread` and :meth:`jwrite` do, with
+        everything they look up bound (one call per access)."""
+        data, start, code, written, log = self.data, self.start, self.code, self.written, self.log
+        mask, last = (1 << (8 * n)) - 1, n - 1
+        unpack = getattr(self, f"u{n}", None)
+        pack = getattr(self, f"p{n}", None)
+
+        if n == 1:
+            def read(offset: int) -> int:
+                value = data[offset]
+                log((0, start + offset, 1, value))
+                return value
+
+            def write(offset: int, value: int) -> None:
+                value &= 0xFF
+                data[offset] = value
+                if code and offset >> CODE_PAGE_BITS in code:
+                    written(offset, 1)
+                log((1, start + offset, 1, value))
+        else:
+            def read(offset: int) -> int:
+                value = unpack(data, offset)[0]  # type: ignore[misc]
+                log((0, start + offset, n, value))
+                return value
+
+            def write(offset: int, value: int) -> None:
+                value &= mask
+                pack(data, offset, value)  # type: ignore[misc]
+                if code and (offset >> CODE_PAGE_BITS in code or (offset + last) >> CODE_PAGE_BITS in code):
+                    written(offset, n)
+                log((1, start + offset, n, value))
+        return read, write
+
+    def jread(self, offset: int, size: int) -> int:
+        """A load of any size at ``offset`` inside a journalled window: :meth:`RAM.read
+        <tessera.memory.regions.RAM.read>`, then the journal entry the watch makes."""
+        value = int.from_bytes(self.data[offset:offset + size], self.endian)
+        self.log((0, self.start + offset, size, value))
+        return value
+
+    def jwrite(self, offset: int, size: int, value: int) -> None:
+        """A store of any size at ``offset`` inside a journalled window: :meth:`RAM.write
+        <tessera.memory.regions.RAM.write>` (with its code-page test), then the journal entry."""
+        value &= (1 << (size << 3)) - 1
+        self.data[offset:offset + size] = value.to_bytes(size, self.endian)
+        code = self.code
+        if code and (offset >> CODE_PAGE_BITS in code or (offset + size - 1) >> CODE_PAGE_BITS in code
+                     or size > CODE_PAGE):
+            self.written(offset, size)
+        self.log((1, self.start + offset, size, value))
 
     def covers(self, address: int, size: int) -> bool:
-        """Would a block access ``size`` bytes at ``address`` directly?"""
+        """Would a block access ``size`` bytes at ``address`` directly (journalled or not)?"""
         return 0 <= address - self.start <= self.size - size
 
     def __repr__(self) -> str:
         if self.region is None:
             return "<RamWindow empty>"
-        return f"<RamWindow {self.region.name!r} [{self.start:#x}, {self.end:#x})>"
+        journal = " journalled" if self.journal is not None else ""
+        return f"<RamWindow {self.region.name!r} [{self.start:#x}, {self.end:#x}){journal}>"
 
 
 def direct_ram(region: Region) -> bool:
@@ -137,6 +229,21 @@ def direct_ram(region: Region) -> bool:
         return False
     # an instance attribute replacing a method: check mode's memory tap journals writes that way
     return not {"read", "write", "_code_written"} & region.__dict__.keys()
+
+
+def window_target(region: Region) -> tuple[RAM, list[Any] | None] | None:
+    """``(RAM, journal)`` if blocks may access mapped ``region`` directly, else ``None``.
+
+    A plain RAM (:func:`direct_ram`) has no journal; a :class:`Watched` one qualifies
+    when its only watch is a journal covering all of it (:attr:`Watched.journal`) and
+    nothing replaced the wrapper's methods (check mode's memory tap refuses watched
+    memory that way).
+    """
+    if type(region) is Watched:
+        if region.journal is None or {"read", "write"} & region.__dict__.keys():
+            return None
+        return (region.inner, region.journal) if direct_ram(region.inner) else None  # type: ignore[return-value]
+    return (region, None) if direct_ram(region) else None  # type: ignore[return-value]
 
 
 class AddressSpace:
@@ -208,22 +315,23 @@ class AddressSpace:
         self.refresh_window()
 
     def refresh_window(self) -> None:
-        """Choose the :class:`RamWindow` again: the largest region blocks may access directly.
+        """Choose the :class:`RamWindow` again: the largest region blocks may access directly
+        (plain RAM, or RAM whose only watch is a journal covering it: :func:`window_target`).
 
         Mapping a region and applying watches call this; so must anything that
         replaces a region's access methods on the instance (check mode's memory tap,
         :class:`tessera.engine.memtap.MemoryTap`), both when it installs and removes them.
         Ties go to the lowest address.
         """
-        best: Region | None = None
+        best: tuple[RAM, list[Any] | None] | None = None
         for r in self.regions:
-            if direct_ram(r) and getattr(r, "endian", self.endian) == self.endian \
-                    and (best is None or r.size > best.size):
-                best = r
+            got = window_target(r)
+            if got is not None and got[0].endian == self.endian and (best is None or r.size > best[0].size):
+                best = got
         if best is None:
             self.window.close()
         else:
-            self.window.open(best)  # type: ignore[arg-type]
+            self.window.open(*best)
 
     def region_at(self, address: int) -> Region | None:
         i = bisect.bisect_right(self._starts, address) - 1

@@ -150,20 +150,18 @@ class Tracer:
         return self.format.make(self.layout_of(arch), ins, traced)
 
     def watches(self, space: Any) -> list[Watch]:
-        """A watch over the whole of ``space``, for formats that show memory effects."""
+        """A journal watch over the whole of ``space``, for formats that show memory effects.
+
+        Its journal is :attr:`pend`: every load and store appends ``(0 | 1, address,
+        size, value)`` there — translated blocks still access RAM directly and append
+        themselves, the tracer is never called — and the record of the instruction that
+        retires takes them out; a trap, a parked attempt or an untraced agent empties it.
+        """
         if self.closed or self.stopped or not self.format.memory:
             return []
         watch = self._watches.get(space.name)
         if watch is None:
-            pend = self.pend
-
-            def on_read(agent: Any, address: int, size: int, value: int) -> None:
-                pend.append((0, address, size, value))
-
-            def on_write(agent: Any, address: int, size: int, value: int) -> None:
-                pend.append((1, address, size, value))
-
-            watch = self._watches[space.name] = Watch(0, space.limit, on_read=on_read, on_write=on_write)
+            watch = self._watches[space.name] = Watch(0, space.limit, journal=self.pend)
             watch.plugin = "trace"
         return [watch]
 

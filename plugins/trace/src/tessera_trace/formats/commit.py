@@ -117,6 +117,15 @@ class CommitFormat(Format):
     def memory_pieces(self, pending: list[Any], layout: ArchLayout) -> list[str]:
         raise NotImplementedError
 
+    def record_template(self, prefix: str, register: tuple[str, int] | None,
+                        accesses: tuple[tuple[int, int], ...], layout: ArchLayout) -> str | None:
+        """A ``%`` template of the whole record of one retirement that changed at most one
+        register (``(label, nbytes)``) and made ``accesses`` (``(write, size)`` each), taking
+        the register's value then each access's address and value, all ``int``; ``None``
+        when the format has none (the pieces are then built one by one).  It must give
+        exactly the text :meth:`compose` does.  Loads and stores (one access) use it."""
+        return None
+
     def value_text(self, layout: ArchLayout, fi: int, value: Any) -> str:
         if self.hexed:
             return hex_digits(value, layout.nbytes[fi])
@@ -157,11 +166,44 @@ class CommitFormat(Format):
         value_text = self.value_text
         pend = self.tracer.pend
         record = stream.record
+        remember = stream.remember
         literal = stream.literal
+        template = self.record_template
+        singles: dict[tuple[str, int], int] = {}   # (file, index) -> the token of that register alone
+        shapes: dict[Any, str | None] = {}    # (register, accesses) -> this entry's record template
 
         def changed(file: str, index: int) -> int:
             fi = position[file]
             return ledger.token(prefix + labels[fi][index], layout.nbytes[fi], tail)
+
+        def one_access(found: list[Change]) -> bool:
+            """Record a retirement with one memory access and at most one register changed
+            (a load or a store) through its template: one ``%`` operation.  ``False``
+            (nothing done) for values that are not ``int`` or a format without templates."""
+            write, address, size, value = pend[0]
+            if found:
+                file, index, reg = found[0]
+                key: tuple[Any, ...] = (file, index, write, size)
+            else:
+                key = (write, size)
+            fmt = shapes.get(key, "")             # "": not made yet (None: the format has none)
+            if fmt == "":
+                register = None
+                if found:
+                    fi = position[file]
+                    register = (labels[fi][index], layout.nbytes[fi])
+                fmt = shapes[key] = template(prefix, register, ((write, size),), layout)
+            if fmt is None or type(address) is not int or type(value) is not int:
+                return False
+            if found:
+                if type(reg) is not int:
+                    return False
+                text = fmt % (reg, address, value)
+            else:
+                text = fmt % (address, value)
+            pend.clear()
+            literal(text)
+            return True
 
         def otherwise(agent: Any, found: list[Change], complete: bool) -> None:
             if agent is not ledger.agent:      # outside --trace-agent (the sink just ran for it)
@@ -170,11 +212,20 @@ class CommitFormat(Format):
                 return
             mem: list[str] = []
             if complete and pend:              # writes not known: it may have accessed memory
+                if len(pend) == 1 and len(found) <= 1 and one_access(found):
+                    return
                 mem = memory_pieces(pend, layout)
                 pend.clear()
-            if found or mem:
+            if mem or len(found) > 1:
                 literal(compose(prefix, [labels[position[f]][i] + value_text(layout, position[f], v)
                                          for f, i, v in found], mem))
+            elif found:                        # one register: its token and value, as when compiled
+                file, index, value = found[0]
+                tok = singles.get((file, index))
+                if tok is None:
+                    tok = singles[(file, index)] = changed(file, index)
+                record(tok)
+                remember(value)
             else:
                 record(bare)
 

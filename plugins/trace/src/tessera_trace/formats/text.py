@@ -54,6 +54,13 @@ class TextFormat(CommitFormat):
     def memory_pieces(self, pending: list[Any], layout: ArchLayout) -> list[str]:
         return text_memory(pending, layout.pc_digits)
 
+    def record_template(self, prefix: str, register: tuple[str, int] | None,
+                        accesses: tuple[tuple[int, int], ...], layout: ArchLayout) -> str:
+        # "%0Nx" of an int is what hex_digits gives it (zero-padded, wider if it must be)
+        regs = [] if register is None else [register[0].replace("%", "%%") + f"%0{2 * register[1]}x"]
+        mem = [f"mem[0x%0{layout.pc_digits}x]{'<-' if write else '->'}0x%0{2 * size}x" for write, size in accesses]
+        return self.compose(prefix.replace("%", "%%"), regs, mem)
+
     def on_trap(self, st: AgentState, agent: Any, trap: Any) -> None:
         if not self.active():
             return
