@@ -9,7 +9,7 @@ deadlocked when no agent can run while some non-daemon agent waits.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tessera.control import Halt, WaitFor
 from tessera.errors import TesseraError
@@ -41,8 +41,12 @@ class Agent:
     """Base class for everything the scheduler runs."""
 
     kind = "agent"
-    status = _Scheduling()
-    daemon = _Scheduling()
+    if TYPE_CHECKING:  # stored through the descriptor, read as plain attributes
+        status: str
+        daemon: bool
+    else:
+        status = _Scheduling()
+        daemon = _Scheduling()
 
     def __init__(self, name: str, *, daemon: bool = False, quantum: int | None = None) -> None:
         if not name or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
