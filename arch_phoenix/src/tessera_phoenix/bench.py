@@ -28,7 +28,7 @@ from typing import Any
 
 from tessera.bench.hosts import architecture_plugin, minimal_host
 from tessera.bench.model import Context, Sample, Variant, Workload
-from tessera.bench.runs import expected_sum, require, timed_run
+from tessera.bench.runs import expected_sum, require, scaling, scaling_comparison, timed_run
 from tessera.bench.targets import Target
 
 ITERATIONS = 100_000
@@ -166,32 +166,12 @@ class PhoenixThreads(Workload):
         return run
 
     def derive(self, best: dict[str, Sample]) -> dict[str, Any]:
-        over: dict[str, float] = {}
-        for engine in ENGINES:
-            one = best.get(thread_variant(engine, 1))
-            for n in THREAD_COUNTS[1:]:
-                many = best.get(thread_variant(engine, n))
-                if one is not None and many is not None:
-                    over[thread_variant(engine, n)] = many.rate / one.rate
-        fast_over_step = {}
-        for n in THREAD_COUNTS:
-            fast, step = best.get(thread_variant("fast", n)), best.get(thread_variant("step", n))
-            if fast is not None and step is not None:
-                fast_over_step[f"{n}t"] = fast.rate / step.rate
+        over, fast_over_step = scaling(best, THREAD_COUNTS, "t", ENGINES)
         return {"over_one_thread": over, "fast_over_step": fast_over_step}
 
     @classmethod
     def comparison(cls, entry: dict[str, Any], variant: str) -> list[str]:
-        derived = entry["derived"]
-        parts = []
-        over = derived.get("over_one_thread", {}).get(variant)
-        if over is not None:
-            parts.append(f"{over:.2f}x 1 thread")
-        engine, _, threads = variant.partition("-")
-        ratio = derived.get("fast_over_step", {}).get(threads)
-        if engine == "fast" and ratio is not None:
-            parts.append(f"{ratio:.2f}x step")
-        return parts
+        return scaling_comparison(entry["derived"], variant, "over_one_thread", "1 thread")
 
 
 def workloads() -> list[type[Workload]]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from tessera.bench.hosts import architecture_plugin, minimal_host
 from tessera.bench.model import Context, Sample, Variant, Workload
-from tessera.bench.runs import require, timed_run
+from tessera.bench.runs import require, scaling, scaling_comparison, timed_run
 
 #: loop iterations per hart of the 16-hart run (hart ``g`` does ``ITERATIONS - g``; one
 #: hart alone does 16 times as many: the same total work)
@@ -128,31 +128,12 @@ class TileHarts(Workload):
         return run
 
     def derive(self, best: dict[str, Sample]) -> dict[str, Any]:
-        over: dict[str, float] = {}
-        fast_over_step: dict[str, float] = {}
-        most = max(HARTS)
-        for engine in ENGINES:
-            one, many = best.get(variant_name(engine, 1)), best.get(variant_name(engine, most))
-            if one is not None and many is not None:
-                over[variant_name(engine, most)] = many.rate / one.rate
-        for n in HARTS:
-            fast, step = best.get(variant_name("fast", n)), best.get(variant_name("step", n))
-            if fast is not None and step is not None:
-                fast_over_step[f"{n}h"] = fast.rate / step.rate
+        over, fast_over_step = scaling(best, tuple(HARTS), "h", ENGINES)
         return {"over_one_hart": over, "fast_over_step": fast_over_step}
 
     @classmethod
     def comparison(cls, entry: dict[str, Any], variant: str) -> list[str]:
-        derived = entry["derived"]
-        parts = []
-        over = derived.get("over_one_hart", {}).get(variant)
-        if over is not None:
-            parts.append(f"{over:.2f}x 1 hart")
-        engine, _, harts = variant.partition("-")
-        ratio = derived.get("fast_over_step", {}).get(harts)
-        if engine == "fast" and ratio is not None:
-            parts.append(f"{ratio:.2f}x step")
-        return parts
+        return scaling_comparison(entry["derived"], variant, "over_one_hart", "1 hart")
 
 
 def workloads() -> list[type[Workload]]:

@@ -109,9 +109,8 @@ class RunAhead:
         agent.at_entry = True
         self.log[i].append((block, budget, n))
         self.executed[i] += n
-        if n > 1:
-            if self.credit[i] == 0:
-                self.outstanding += 1
+        if n > 1:  # it had no credit (its turn came): now it has
+            self.outstanding += 1
             self.credit[i] = n - 1
         else:
             self._forget(i)
