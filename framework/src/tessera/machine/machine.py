@@ -319,10 +319,15 @@ class Machine:
                               plugin=self.timing_plugin) from exc
 
     def _set_breakpoints(self, stops: set[int]) -> None:
+        """Make ``stops`` the breakpoints, re-decoding only the instructions at the addresses
+        that gain or lose one (the fill weaves a breakpoint into ``ins.run``): a run to a
+        symbol and then on to the end keeps every other decoded instruction and block."""
         if stops != self.breakpoints:
+            changed = stops ^ self.breakpoints
             self.breakpoints.clear()
             self.breakpoints.update(stops)
-            self.flush_caches()
+            for space in self.spaces.values():
+                space.forget_code(changed)
 
     def run(self, *, max_steps: int | None = None, max_cycles: int | None = None,
             max_seconds: float | None = None, until_pc: Iterable[int] = (),

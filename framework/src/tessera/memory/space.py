@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from tessera.errors import ConfigError, MemoryFault
@@ -468,6 +468,16 @@ class AddressSpace:
             cache.clear()
         for r in self._base:
             r.code_pages.clear()
+
+    def forget_code(self, addresses: Iterable[int]) -> None:
+        """Drop the decoded instructions at these addresses (and the blocks holding them),
+        as a write to their bytes would: they are decoded again when next run."""
+        wanted = tuple(addresses)
+        for cache in self._caches.values():
+            for address in wanted:
+                extent = cache.extent.get(address)
+                if extent is not None:
+                    cache.invalidate(*extent)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
