@@ -621,3 +621,45 @@ def test_a_ram_write_tests_only_the_pages_it_touched():
     region.write(3 * page + 100, 2, 1)
     assert cache.dropped == [(3 * page - 2, 3 * page + 2), (4 * page - 2, 4 * page + 2), (2 * page, 5 * page),
                              (3 * page + 100, 3 * page + 102)]
+
+
+# --------------------------------------------------------------------------- the stale-code test
+
+
+def _window_ifs(source: str) -> list[ast.If]:
+    """The ``if`` statements testing whether an access lies in the RAM window (not the journal's)."""
+    found = []
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, ast.If):
+            test = ast.unparse(n.test)
+            if "last" in test and "jlast" not in test:
+                found.append(n)
+    return found
+
+
+def _stale_tests(nodes: list[ast.stmt]) -> int:
+    return sum(1 for s in nodes for n in ast.walk(s) if isinstance(n, ast.Attribute) and n.attr == "stale")
+
+
+def test_an_access_in_the_window_tests_for_stale_code_only_where_it_may_write(monkeypatch):
+    monkeypatch.setenv("TESSERA_BLOCK_SOURCE", "1")
+    blockmod._CODE_CACHE.clear()  # translations made without their source
+    code = prog(("li", dict(rd=6, limm=0x8000)), ("li", dict(rd=2, limm=300)), ("li", dict(rd=3, limm=0)),
+                "loop:", ("st", dict(rd=2, rs1=6, imm=0)), ("ld", dict(rd=8, rs1=6, imm=4)),
+                ("add", dict(rd=3, rs1=3, rs2=8)), ("addi", dict(rd=6, rs1=6, imm=4)),
+                ("addi", dict(rd=2, rs1=2, imm=-1)), ("bne", dict(rd=2, rs1=0, boff="loop")), ("halt", dict(rd=3)))
+    got = both(code)
+    (block,) = [b for b in inline_blocks(got["machine"]) if b.loop]
+    store_if, load_if = _window_ifs(block.source)
+    # the load: no test on its plain or journalled path, one after the original call
+    assert _stale_tests(load_if.body) == 0 and _stale_tests(load_if.orelse[0].body) == 0
+    assert _stale_tests(load_if.orelse[0].orelse) == 1
+    # ... and the rest of the instruction (its register write) on every path, before the test
+    for branch in (load_if.body, load_if.orelse[0].body, load_if.orelse[0].orelse):
+        assert any("[8] =" in ast.unparse(s) or "_8 =" in ast.unparse(s) for s in branch)
+    # the store: a test only after the code-page invalidation, the journalled store and the call
+    (smc,) = [s for s in store_if.body if isinstance(s, ast.If)]
+    assert "code" in ast.unparse(smc.test) and _stale_tests(smc.body) == 1 and _stale_tests(store_if.body) == 1
+    assert _stale_tests(store_if.orelse) == 2
+    # no test after the instructions themselves: the only ones are those above
+    assert _stale_tests(ast.parse(block.source).body) == 4

@@ -397,7 +397,11 @@ class BlockBuilder:
                 stmts = side_exits(stmts, ins, k) if stmts is not None else None
                 if stmts is None:
                     raise _Cut(k)
-            stmts = memops.rewrite(stmts, ctx, fn)  # loads and stores of plain RAM inline
+            # loads and stores of plain RAM inline, testing for stale code only where they may
+            # write (not when observers follow the instruction: the test comes after them)
+            setattr(ctx, memops.STALE_EXIT, None if k == last or ins.observer_calls
+                    else (block_name, exit_name, k + 1, ins.next))
+            stmts = memops.rewrite(stmts, ctx, fn)
             writes = None
             if stmts is None:
                 stmts = self._call(fn, ins, k, binder, last=k == last)
@@ -742,8 +746,9 @@ class _Placer:
         """Put ``stmts`` on ``line``; could they write memory (``inline.may_write``)?"""
         calls = False
         pure = inline.PURE_CALLS
+        raised: set[int] = set()  # calls building a raised exception: the block leaves anyway
         for stmt in stmts:
-            for n in inline.walk(stmt):
+            for n in inline.walk(stmt):  # breadth first: a raise before the calls in it
                 if n._attributes:  # all four position attributes, or none
                     d = n.__dict__
                     d["lineno"] = d["end_lineno"] = line
@@ -751,8 +756,12 @@ class _Placer:
                     d["end_col_offset"] = 1
                     if isinstance(n, ast.Call):
                         f = n.func
-                        if not (isinstance(f, ast.Name) and f.id in pure):
+                        if not ((isinstance(f, ast.Name) and f.id in pure) or id(n) in raised
+                                or memops.is_guarded(n)):  # memops tests for stale code itself
                             calls = True
+                    elif isinstance(n, ast.Raise):
+                        if n.exc is not None:
+                            raised.update(id(c) for c in inline.walk(n.exc) if isinstance(c, ast.Call))
                     elif isinstance(n, ast.Return):
                         if isinstance(n.value, ast.Constant) and n.value.value == self.start:
                             self.returns_start = True

@@ -38,8 +38,18 @@ of the block raised, see :meth:`tessera.engine.blocks.Block.locate`).  A store i
 the window also makes the self-modifying-code test of
 :meth:`RAM.write <tessera.memory.regions.RAM.write>`: when a page it wrote holds
 decoded code, the region's invalidation runs, the block is marked stale and
-leaves after the instruction, as before (the rewritten statements still contain
-calls, so :func:`tessera.engine.inline.may_write` still sees a write).
+leaves after the instruction, as before.
+
+The block's *stale test* (``if B.stale: raise BlockExit(...)``, which the builder
+puts after an instruction that may have written memory) is made here, inside the
+branches that may write: after the code-page invalidation, the journalled access
+and the original call, never on the plain path — a load from the window cannot
+invalidate code, and a store only when its page holds code.  So the calls this
+pass makes are marked (:func:`guarded`; the ``struct`` calls :func:`pure`) and the
+builder does not test after the instruction for them.  A load that is the whole
+value of an assignment, ``v = space.read(A, N)`` (every RISC-V load), becomes an
+``if`` statement for that; a load inside a larger expression stays an expression
+and keeps the builder's test.
 
 The window is never baked into a translation: translations are shared between
 machines (the process-wide code cache), so the block reads ``cpu.space.window``
@@ -64,7 +74,8 @@ from tessera.engine import inline
 from tessera.memory.regions import CODE_PAGE_BITS
 from tessera.memory.space import RamWindow
 
-__all__ = ["WINDOW", "EMPTY", "enabled", "may_access", "rewrite", "prologue"]
+__all__ = ["WINDOW", "EMPTY", "STALE_EXIT", "enabled", "may_access", "rewrite", "prologue", "pure", "guarded",
+           "window_call", "is_pure", "is_guarded"]
 
 #: the block local holding the executing agent's window
 WINDOW = "mw"
@@ -74,6 +85,51 @@ EMPTY = RamWindow()
 _ON = os.environ.get("TESSERA_INLINE_MEMORY", "1").strip() not in ("0", "no", "off", "false")
 _FLAG = "memory_window"  # set on the translation's inline.Context when the prologue is needed
 _STRUCT_SIZES = (2, 4, 8)
+#: the inline.Context attribute that says where the block leaves when an access of the
+#: instruction being rewritten invalidated the block: ``(block name, BlockExit name, count,
+#: next pc)`` bound by the block builder, or ``None`` for a block's last instruction
+STALE_EXIT = "stale_exit"
+#: the mark this pass leaves on the calls it makes (an attribute of the ``ast.Call``)
+_MARK = "tessera_memops"
+
+
+def pure(call: ast.Call) -> ast.Call:
+    """Mark ``call`` as one that touches neither registers nor memory outside the window's
+    bytes (a ``struct`` pack or unpack): no stale test follows it, and registers held in
+    locals (:mod:`tessera.engine.regcache`) stay valid across it."""
+    setattr(call, _MARK, "pure")
+    return call
+
+
+def guarded(call: ast.Call) -> ast.Call:
+    """Mark ``call`` as one whose possible code write this pass follows with the block's
+    stale test itself, in the branch that makes the call (:data:`STALE_EXIT`): the block
+    builder need not test after the whole instruction.  It may still do anything else."""
+    setattr(call, _MARK, "guarded")
+    return call
+
+
+def window_call(call: ast.Call) -> ast.Call:
+    """Mark ``call`` as a call of the window's own methods (a journalled access, the
+    code-page invalidation): :func:`guarded`, and touching no register either."""
+    setattr(call, _MARK, "window")
+    return call
+
+
+def is_pure(node: ast.AST) -> bool:
+    """Touches no register (:func:`pure`, or a :func:`window_call`)?"""
+    return getattr(node, _MARK, None) in ("pure", "window", "quiet")
+
+
+def _quiet(call: ast.Call) -> ast.Call:
+    """A window method call the builder still tests after: touches no register, may write."""
+    setattr(call, _MARK, "quiet")
+    return call
+
+
+def is_guarded(node: ast.AST) -> bool:
+    """Pure, or followed by its own stale test: never a reason for the instruction's test."""
+    return getattr(node, _MARK, None) in ("pure", "window", "guarded")
 _METHODS = frozenset({"read", "write"})
 
 
@@ -103,7 +159,91 @@ def rewrite(stmts: list[ast.stmt] | None, ctx: Any, fn: Any = None) -> list[ast.
         out.extend(rewriter.statement(s))
     if rewriter.count:
         setattr(ctx, _FLAG, True)
+    if rewriter.holes:
+        out = _test_stale(out, rewriter.where)
     return out
+
+
+def _test_stale(stmts: list[ast.stmt], where: tuple[str, str, int, int]) -> list[ast.stmt]:
+    """Fill the *holes* the accesses left where they may have written code: the block's
+    stale test goes there, after the rest of the instruction — which therefore moves into
+    every branch of the access (a statement or two: a load's register write).
+
+    Only an instruction with one access, at its top level, is done so; for any other
+    (an atomic read-modify-write, an access under a condition) the holes are dropped and
+    the calls unmarked, and the block builder tests after the whole instruction as before.
+    """
+    at = [i for i, s in enumerate(stmts) if any(_is_hole(n) for n in inline.walk(s))]
+    if len(at) == 1 and not _has_access(stmts[at[0] + 1:]) and _holes_at_ends(stmts[at[0]]):
+        i = at[0]
+        tail = stmts[i + 1:]
+        _sink(stmts[i], tail, _stale_test(where))
+        return stmts[:i + 1]
+    for s in stmts:  # give the test back to the builder
+        for n in inline.walk(s):
+            mark = getattr(n, _MARK, None)
+            if mark == "guarded":
+                setattr(n, _MARK, None)
+            elif mark == "window":
+                setattr(n, _MARK, "quiet")
+    return _drop_holes(stmts)
+
+
+def _is_hole(node: ast.AST) -> bool:
+    return getattr(node, _MARK, None) == "hole"
+
+
+def _has_access(stmts: list[ast.stmt]) -> bool:
+    return any(getattr(n, _MARK, None) is not None for s in stmts for n in inline.walk(s))
+
+
+def _holes_at_ends(stmt: ast.stmt) -> bool:
+    """Is every hole in ``stmt`` the last statement of its list, or inside the last ``if`` of it?"""
+    def ok(body: list[ast.stmt]) -> bool:
+        for j, s in enumerate(body):
+            inside = any(_is_hole(n) for n in inline.walk(s))
+            if not inside:
+                continue
+            if j != len(body) - 1:
+                return False
+            if not _is_hole(s) and not (isinstance(s, ast.If) and ok(s.body) and ok(s.orelse)):
+                return False
+        return True
+    return ok([stmt])
+
+
+def _sink(stmt: ast.stmt, tail: list[ast.stmt], test: ast.stmt) -> None:
+    """Make every path through ``stmt`` (an ``if`` tree of one access) end with ``tail``,
+    and the paths through a hole with ``tail`` and then ``test``."""
+    assert isinstance(stmt, ast.If)
+    for field in ("body", "orelse"):
+        body: list[ast.stmt] = getattr(stmt, field)
+        last = body[-1] if body else None
+        if last is not None and _is_hole(last):
+            body[-1:] = [*inline.clone(tail), inline.clone(test)]
+        elif isinstance(last, ast.If) and any(_is_hole(n) for n in inline.walk(last)):
+            _sink(last, tail, test)
+        else:
+            body.extend(inline.clone(tail))
+
+
+def _drop_holes(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out = []
+    for s in stmts:
+        if _is_hole(s):
+            continue
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list):
+                setattr(s, field, _drop_holes(getattr(s, field)))
+        out.append(s)
+    return out
+
+
+def _stale_test(where: tuple[str, str, int, int]) -> ast.stmt:
+    """``if B.stale: raise BlockExit(count, pc)``: the block's test after an instruction that wrote memory."""
+    block, exit_, count, pc = where
+    return ast.If(ast.Attribute(_name(block), "stale", ast.Load()),
+                  [ast.Raise(ast.Call(_name(exit_), [ast.Constant(count), ast.Constant(pc)], []), None)], [])
 
 
 _MAY: dict[tuple[Any, type], bool] = {}
@@ -249,6 +389,9 @@ class _Accesses:
         self.ctx = ctx
         self.aliases = aliases
         self.count = 0
+        #: where the block leaves when this instruction invalidated it (:data:`STALE_EXIT`)
+        self.where: tuple[str, str, int, int] | None = getattr(ctx, STALE_EXIT, None)
+        self.holes = 0
 
     def _temp(self, what: str) -> str:
         # no `_<digits>` or `_L<digits>` suffix: cannot meet a bound name or a renamed local
@@ -272,6 +415,10 @@ class _Accesses:
             size = self._access(s.value, "write", 3)
             if size is not None:
                 return self._store(s.value, size)  # type: ignore[arg-type]
+        elif (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+            size = self._access(s.value, "read", 2)
+            if size is not None:  # ``v = space.read(A, N)``: the statement form, checked only when slow
+                return self._load_statement(s.targets[0], s.value, size)  # type: ignore[arg-type]
         for field in s._fields:
             value = getattr(s, field, None)
             if isinstance(value, ast.expr):
@@ -304,10 +451,44 @@ class _Accesses:
         offset = ast.NamedExpr(_name(o, True), ast.BinOp(address, ast.Sub(), _w("start")))
         mask = (1 << (8 * size)) - 1
         plain = [self._put(o, size, ast.BinOp(value, ast.BitAnd(), ast.Constant(mask))), self._smc(o, size)]
-        journalled = ast.Expr(_journalled(True, o, size, copy.deepcopy(value)))
-        slow = ast.Expr(ast.Call(call.func, [_address(o), ast.Constant(size), copy.deepcopy(value)], []))
+        journalled = ast.Expr(self.guard(_journalled(True, o, size, copy.deepcopy(value)), window=True))
+        slow = ast.Expr(self.guard(ast.Call(call.func, [_address(o), ast.Constant(size), copy.deepcopy(value)], [])))
         return [*pre, ast.If(_in_window(offset, size), plain,
-                             [ast.If(_in_window(_name(o), size, journal=True), [journalled], [slow])])]
+                             [ast.If(_in_window(_name(o), size, journal=True),
+                                     [journalled, *self._stale()], [slow, *self._stale()])])]
+
+    def _stale(self) -> list[ast.stmt]:
+        """A *hole* where this access may have written code: :func:`_test_stale` puts the
+        block's stale test there (none when the builder does not want one here)."""
+        if self.where is None:
+            return []
+        self.holes += 1
+        hole = ast.Pass()
+        setattr(hole, _MARK, "hole")
+        return [hole]
+
+    def guard(self, call: ast.Call, window: bool = False) -> ast.Call:
+        """:func:`guarded` (or, for the window's own methods, :func:`window_call`) when this
+        pass makes the stale test for the instruction; else the window's calls are still
+        known to touch no register."""
+        if window:
+            return window_call(call) if self.where is not None else _quiet(call)
+        return call if self.where is None else guarded(call)
+
+    def _load_statement(self, target: ast.Name, call: ast.Call, size: int) -> list[ast.stmt]:
+        """``v = space.read(A, N)`` → ``if <in the window>: v = <unpack> elif <journalled>:
+        v = mw.jr<N>(o) else: v = <the call>`` and the stale test after the call alone: a
+        load from the window or its journal writes nothing."""
+        self.count += 1
+        o = self._temp("o")
+        address = self.expression(call.args[0])
+        offset = ast.NamedExpr(_name(o, True), ast.BinOp(address, ast.Sub(), _w("start")))
+        slow = self.guard(ast.Call(call.func, [_address(o), ast.Constant(size)], []))
+        store = ast.Name(target.id, ast.Store())
+        return [ast.If(_in_window(offset, size), [ast.Assign([store], self._unpack(o, size))],
+                       [ast.If(_in_window(_name(o), size, journal=True),
+                               [ast.Assign([copy.copy(store)], self.guard(_journalled(False, o, size), window=True))],
+                               [ast.Assign([copy.copy(store)], slow), *self._stale()])])]
 
     @staticmethod
     def _put(o: str, size: int, value: ast.expr) -> ast.stmt:
@@ -316,13 +497,12 @@ class _Accesses:
         if size == 1:
             return ast.Assign([ast.Subscript(data, _name(o), ast.Store())], value)
         if size in _STRUCT_SIZES:
-            return ast.Expr(ast.Call(_w(f"p{size}"), [data, _name(o), value], []))
+            return ast.Expr(pure(ast.Call(_w(f"p{size}"), [data, _name(o), value], [])))
         end = ast.BinOp(_name(o), ast.Add(), ast.Constant(size))
-        packed = ast.Call(ast.Attribute(value, "to_bytes", ast.Load()), [ast.Constant(size), _w("endian")], [])
+        packed = pure(ast.Call(ast.Attribute(value, "to_bytes", ast.Load()), [ast.Constant(size), _w("endian")], []))
         return ast.Assign([ast.Subscript(data, ast.Slice(_name(o), end), ast.Store())], packed)
 
-    @staticmethod
-    def _smc(o: str, size: int) -> ast.stmt:
+    def _smc(self, o: str, size: int) -> ast.stmt:
         """The test RAM.write makes: does a page written hold decoded code?  (N <= a page: two ends)"""
         first = ast.Compare(ast.BinOp(_name(o), ast.RShift(), ast.Constant(CODE_PAGE_BITS)), [ast.In()], [_w("code")])
         pages: ast.expr = first
@@ -332,7 +512,8 @@ class _Accesses:
             pages = ast.BoolOp(ast.Or(), [first, ast.Compare(last, [ast.In()], [_w("code")])])
             if size > 1 << CODE_PAGE_BITS:
                 pages = ast.Constant(True)
-        return ast.If(pages, [ast.Expr(ast.Call(_w("written"), [_name(o), ast.Constant(size)], []))], [])
+        written = self.guard(ast.Call(_w("written"), [_name(o), ast.Constant(size)], []), window=True)
+        return ast.If(pages, [ast.Expr(written), *self._stale()], [])
 
     # ------------------------------------------------------------------ expressions
 
@@ -367,7 +548,7 @@ class _Accesses:
         offset = ast.NamedExpr(_name(o, True), ast.BinOp(call.args[0], ast.Sub(), _w("start")))
         slow = ast.Call(call.func, [_address(o), ast.Constant(size)], [])
         return ast.IfExp(_in_window(offset, size), self._unpack(o, size),
-                         ast.IfExp(_in_window(_name(o), size, journal=True), _journalled(False, o, size), slow))
+                         ast.IfExp(_in_window(_name(o), size, journal=True), _quiet(_journalled(False, o, size)), slow))
 
     @staticmethod
     def _unpack(o: str, size: int) -> ast.expr:
@@ -376,7 +557,7 @@ class _Accesses:
         if size == 1:
             return ast.Subscript(data, _name(o), ast.Load())
         if size in _STRUCT_SIZES:
-            return ast.Subscript(ast.Call(_w(f"u{size}"), [data, _name(o)], []), ast.Constant(0), ast.Load())
+            return ast.Subscript(pure(ast.Call(_w(f"u{size}"), [data, _name(o)], [])), ast.Constant(0), ast.Load())
         end = ast.BinOp(_name(o), ast.Add(), ast.Constant(size))
-        return ast.Call(ast.Attribute(_name("int"), "from_bytes", ast.Load()),
-                        [ast.Subscript(data, ast.Slice(_name(o), end), ast.Load()), _w("endian")], [])
+        return pure(ast.Call(ast.Attribute(_name("int"), "from_bytes", ast.Load()),
+                            [ast.Subscript(data, ast.Slice(_name(o), end), ast.Load()), _w("endian")], []))
