@@ -25,7 +25,8 @@ import tessera_trace
 from tessera.engine import record
 from tessera.errors import TesseraError
 from tessera_trace import ledger as ledger_module
-from tessera_trace.ledger import LITERAL, Ledger
+from tessera_trace.effects import hex_digits
+from tessera_trace.ledger import ADDRESS, LITERAL, VALUE, Ledger
 
 # a long pure-ALU loop: every instruction of its body is captured in the fast engine
 RV_ALU = """
@@ -233,6 +234,51 @@ def test_bulk_formatting_writes_exactly_what_per_record_formatting_writes(values
     assert not led.ids and not led.values and not led.lits
     if KINDS[kind][1]:                           # indexed: numbered from `first`, then on
         assert expected.startswith(b"hart0  5") and led.index == 5 + held
+
+
+@pytest.mark.parametrize(("values", "digits"), [
+    ([0x1234_5678, 0x10, 0xAB], (8, 8, 2)),                   # a load: register, address, byte
+    ([0x0FFF_FFFC, 0x1234], (9, 4)),                          # a 9-digit address (36-bit space)
+    ([0xDEAD_BEEF, 0x1_0000_0000, 7], (8, 9, 8)),             # an address wider than 8 digits
+    ([1 << 36, 5], (9, 4)),                                   # too wide for its hole: exact path
+    ([-1, 5], (9, 4)),                                        # negative: exact path
+    ([3, 0], (2, 0)),                                         # a zero-byte access writes no digits
+])
+def test_templates_with_several_holes_write_what_per_record_formatting_writes(values, digits):
+    """Memory records are templates with a hole per number: the bulk path must agree with the
+    exact one wherever the holes are, whatever their widths, mixed with one-hole tokens."""
+    sink = Sink()
+    led = Ledger(sink, hexed=True)
+    led.enter(object(), State())
+    texts = ["00010000  0000a283  lw a0, 0(a1)" + " " * 12] + [f" part{i} 0x" for i in range(len(digits) - 1)] + [""]
+    holes = [(d, ADDRESS if d % 2 else VALUE) for d in digits]
+    tok = led.template(texts, holes)
+    single = led.token("00010004  00000013  addi a1, a1, 1   a1=0x", 4)
+    bare = led.token("00010008  00000013  nop")
+    for i in range(300):   # several batches' worth, interleaved with other records
+        led.record(tok)
+        for v in values:
+            led.remember(v)
+        led.record(single)
+        led.remember(i)
+        led.record(bare)
+    expected = exact_text(led)
+    held = len(led.ids)
+    led.drain()
+    assert sink.data == expected and sink.lines == held
+    first = expected.split(b"\n")[0].decode()
+    want = "".join(t + (format(v, f"0{d}x") if how == ADDRESS else hex_digits(v, d // 2))
+                   for t, v, (d, how) in zip(texts, values, holes, strict=False)) + texts[-1]
+    assert first == "hart0  " + want
+
+
+def test_a_template_needs_one_text_more_than_holes_and_even_widths_for_values():
+    led = Ledger(Sink(), hexed=True)
+    with pytest.raises(ValueError, match="one text more than holes"):
+        led.template(["a", "b"], [(8, VALUE), (8, VALUE)])
+    with pytest.raises(ValueError, match="an even one for a value"):
+        led.template(["a", "b"], [(9, VALUE)])
+    assert led.template(["a", "b"], [(9, ADDRESS)]) == 1
 
 
 def test_decimal_values_are_written_as_python_writes_them():

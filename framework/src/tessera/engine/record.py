@@ -34,6 +34,20 @@ records through the observer, and once per call of a translated block — a loop
 block at least every :data:`LOOP_CAP` iterations — so the sink is where records
 that accumulated can be written out.  Tokens are ints, strings or bytes (they become
 literals in compiled blocks; any other value is recorded through the observer).
+
+Memory.  A tool that also shows what each retirement read and wrote (a commit log's
+``mem[...]`` effects) keeps a journal watch (:class:`tessera.memory.Watch` with
+``journal=``: compiled blocks append to it themselves) and gives its list to the
+request as ``journal``, with ``accessed``.  Then a retirement that compared every
+register (its writes are not known — a load or a store is one — or it has not been
+analysed yet) and found at most one changed is recorded by the core too, whatever
+the journal holds: with accesses, the token ``accessed(register, accesses)``
+(``register``: ``(file, index)`` or ``None``; ``accesses``: ``(write, size)`` of each
+journal entry, in order), then the register's new value if one changed, then each
+access's address and value; the journal is emptied.  Without accesses it is recorded
+as any other retirement.  ``otherwise`` then sees only retirements that changed
+several registers (and reads the journal itself).  Retirements with known writes never
+look at the journal: they make no access.
 """
 
 from __future__ import annotations
@@ -44,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from tessera.engine.capture import LOOP_CAP, Capture, static_writes
+from tessera.engine.capture import LOOP_CAP, Capture, static_effects, static_writes
 
 if TYPE_CHECKING:
     from tessera.protocols import Observer
@@ -57,7 +71,7 @@ Sink = Callable[[Any], tuple[Callable[[Any], Any], Callable[[Any], Any], Mapping
 Change = tuple[str, int, Any]
 
 # what an instruction's known writes call for (the first element of a plan)
-_NONE, _ONE, _SOME, _ALL = range(4)
+_NONE, _ONE, _SOME, _ALL, _MEM = range(5)   # _MEM: one memory access and at most one known register
 _UNPLANNED = (_ALL,)
 
 
@@ -81,7 +95,8 @@ class Record:
     register was compared because the writes are not known — such an instruction may
     also have accessed memory.  Without ``otherwise``, each changed register is
     recorded as with one register (its token, then its value), and ``unchanged`` when
-    none changed.
+    none changed.  ``journal`` and ``accessed`` record memory accesses too (see
+    "Memory" in the module docstring).
     """
 
     sink: Sink = attrs.field(validator=_callable)
@@ -89,67 +104,190 @@ class Record:
     changed: Callable[[str, int], Any] = attrs.field(validator=_callable)
     otherwise: Callable[[Any, list[Change], bool], None] | None = attrs.field(
         default=None, validator=attrs.validators.optional(_callable))
+    #: the journal of a journal watch and the token of a retirement that made accesses
+    #: (see "Memory" in the module docstring): both or neither
+    journal: list[Any] | None = attrs.field(default=None, kw_only=True)
+    accessed: Callable[[tuple[str, int] | None, tuple[tuple[int, int], ...]], Any] | None = attrs.field(
+        default=None, kw_only=True, validator=attrs.validators.optional(_callable))
+
+    def __attrs_post_init__(self) -> None:
+        if (self.journal is None) != (self.accessed is None):
+            raise TypeError("Record.journal and Record.accessed go together: give both or neither")
+        if self.journal is not None and not isinstance(self.journal, list):
+            raise TypeError(f"Record.journal must be a list, not {type(self.journal).__name__}")
 
     def observer(self) -> Observer:
         """The observer to return from ``tessera_execute_observe`` (one per instruction)."""
         return _observer(self)
 
 
-def _observer(request: Record) -> Observer:  # noqa: C901 - one closure: its cells are the fast path
-    """Build the observer of ``request``: per agent class, a plan made from the
-    instruction's known writes, with the common cases inline."""
-    from tessera.engine.blocks import hot_threshold
+class _Entry:
+    """What the observer of one instruction keeps: the request, the plan of the first
+    agent class seen (the common case, read by the observer's fast path), and the rest.
 
-    sink = request.sink
-    unchanged = request.unchanged
-    token_of = request.changed
-    otherwise = request.otherwise
-    # Working out an instruction's writes costs about a millisecond, so it waits until
-    # the instruction has retired half as often as a PC must be reached to be
-    # translated: cold code never pays, hot code is analysed before its block is built.
-    # Until then every register is compared.  The count is the engine's own, so both
-    # engines switch at the same retirement and record the same.
-    unplanned = max(1, hot_threshold() // 2)
-    plans: dict[type, tuple[Any, ...]] = {}
-    tokens: dict[tuple[str, int], Any] = {}
-    # the plan of the first agent class seen, in cells (the common case)
-    cls0: Any = None
-    kind = -1
-    p_file = ""
-    p_index = 0
-    p_token: Any = None
-    # the registers this instruction changed when its writes were last compared in full
-    hint: dict[str, list[int]] = {}
+    One object with slots rather than closure cells: a traced program has an observer
+    per decode-cache entry, and every object made per entry is one more for the
+    garbage collector to allocate, traverse and free.
+    """
 
-    def token(file: str, index: int) -> Any:
+    __slots__ = ("sink", "unchanged", "token_of", "otherwise", "journal", "accessed", "unplanned",
+                 "plans", "tokens", "shapes", "cls0", "kind", "p_file", "p_index", "p_token", "hint",
+                 "h_file", "h_index", "observe")
+
+    def __init__(self, request: Record, unplanned: int) -> None:
+        self.sink = request.sink
+        self.unchanged = request.unchanged
+        self.token_of = request.changed
+        self.otherwise = request.otherwise
+        self.journal: list[Any] = request.journal if request.journal is not None else []
+        self.accessed = request.accessed
+        # Working out an instruction's writes costs about a millisecond, so it waits until
+        # the instruction has retired half as often as a PC must be reached to be
+        # translated: cold code never pays, hot code is analysed before its block is built.
+        # Until then every register is compared.  The count is the engine's own, so both
+        # engines switch at the same retirement and record the same.
+        self.unplanned = unplanned
+        self.plans: dict[type, tuple[Any, ...]] = {}
+        self.tokens: dict[tuple[str, int], Any] | None = None
+        self.shapes: dict[tuple[Any, ...], Any] | None = None  # what a retirement changed and accessed -> token
+        # the plan of the first agent class seen (the common case)
+        self.cls0: Any = None
+        self.kind = -1
+        self.p_file = ""
+        self.p_index = 0
+        self.p_token: Any = None
+        # the registers this instruction changed when its writes were last compared in full,
+        # and the one it changed the last time that was one (the observer's fast path)
+        self.hint: dict[str, list[int]] = {}
+        self.h_file: str | None = None
+        self.h_index = 0
+        self.observe: Any = None
+
+    def token(self, file: str, index: int) -> Any:
+        tokens = self.tokens
+        if tokens is None:
+            tokens = self.tokens = {}
         got = tokens.get((file, index), tokens)
         if got is tokens:
-            got = tokens[(file, index)] = token_of(file, index)
+            got = tokens[(file, index)] = self.token_of(file, index)
         return got
 
-    def plan_for(agent: Any, ins: Any, shadows: Mapping[str, list[Any]]) -> tuple[Any, ...]:
-        nonlocal unplanned, cls0, kind, p_file, p_index, p_token
+    def plan_for(self, agent: Any, ins: Any, shadows: Mapping[str, list[Any]]) -> tuple[Any, ...]:
         cls = agent.__class__
-        got = plans.get(cls)
+        got = self.plans.get(cls)
         if got is not None:
             return got
-        if unplanned > 1:   # not hot yet: compare everything (what unknown writes do)
-            unplanned -= 1
+        if self.unplanned > 1:   # not hot yet: compare everything (what unknown writes do)
+            self.unplanned -= 1
             return _UNPLANNED
-        plan = plans[cls] = _plan(static_writes(ins, agent), shadows, token)
-        if cls0 is None:
-            cls0 = cls
-            kind = plan[0]
+        plan = _plan(static_writes(ins, agent), shadows, self.token)
+        if plan[0] == _ALL and self.accessed is not None:   # a load or a store, perhaps
+            plan = self.memory_plan(ins, agent, shadows)
+        self.plans[cls] = plan
+        if self.cls0 is None:
+            self.cls0 = cls
+            kind = self.kind = plan[0]
             if kind == _ONE:
-                _k, p_file, p_index, p_token = plan
+                _k, self.p_file, self.p_index, self.p_token = plan
             if kind in (_NONE, _ONE):   # what the fast engine compiles into blocks
-                register = (p_file, p_index) if kind == _ONE else None
-                observe.capture = Capture(sink, register, p_token if kind == _ONE else unchanged,  # type: ignore[attr-defined]
-                                          unchanged, cls)
+                register = (self.p_file, self.p_index) if kind == _ONE else None
+                self.observe.capture = Capture(self.sink, register, self.p_token if kind == _ONE
+                                               else self.unchanged, self.unchanged, cls)
+            elif kind == _MEM:          # compiled too, with its access (tessera.engine.capture)
+                _k, register, changed, unchanged, access = plan
+                self.observe.journal = self.journal
+                self.observe.capture = Capture(self.sink, register, changed if register is not None else unchanged,
+                                               unchanged, cls, access=access, files=tuple(shadows),
+                                               observer=self.observe, ins=ins)
         return plan
 
-    def general(agent: Any, ins: Any, record: Any, remember: Any, shadows: Mapping[str, list[Any]]) -> None:
-        plan = plan_for(agent, ins, shadows)
+    def memory_plan(self, ins: Any, agent: Any, shadows: Mapping[str, list[Any]]) -> tuple[Any, ...]:
+        """``(_MEM, register, changed token, unchanged token, access)`` for an instruction
+        whose only call is one memory access and that writes at most one shadowed
+        register; else ``(_ALL,)``.  The tokens are those its records take (the
+        comparison still covers every register, as for unknown writes)."""
+        writes, access = static_effects(ins, agent)
+        if writes is None or access is None:
+            return _UNPLANNED
+        known = [(f, i) for f, i in writes if f in shadows and 0 <= i < len(shadows[f])]
+        if len(known) > 1:
+            return _UNPLANNED
+        shapes = self.shapes
+        if shapes is None:
+            shapes = self.shapes = {}
+        assert self.accessed is not None
+        write, size = access
+        unchanged = shapes.get((write, size), shapes)
+        if unchanged is shapes:
+            unchanged = shapes[(write, size)] = self.accessed(None, (access,))
+        register = known[0] if known else None
+        changed = None
+        if register is not None:
+            changed = shapes.get((*register, write, size), shapes)
+            if changed is shapes:
+                changed = shapes[(*register, write, size)] = self.accessed(register, (access,))
+        return (_MEM, register, changed, unchanged, access)
+
+    def default(self, found: list[Change], record: Any, remember: Any) -> None:
+        """Without ``otherwise``: each changed register as if it were the only one."""
+        if found:
+            for file, index, value in found:
+                record(self.token(file, index))
+                remember(value)
+        else:
+            record(self.unchanged)
+
+    def memory(self, change: Change | None, record: Any, remember: Any) -> None:
+        """Record a retirement that changed at most ``change`` and made the journal's accesses."""
+        journal = self.journal
+        if len(journal) == 1:
+            e = journal[0]
+            key: tuple[Any, ...] = (e[0], e[2]) if change is None else (change[0], change[1], e[0], e[2])
+        else:
+            shape = tuple([(e[0], e[2]) for e in journal])
+            key = (shape,) if change is None else (change[0], change[1], shape)
+        shapes = self.shapes
+        if shapes is None:
+            shapes = self.shapes = {}
+        tok = shapes.get(key, shapes)
+        if tok is shapes:
+            assert self.accessed is not None
+            tok = shapes[key] = self.accessed(None if change is None else (change[0], change[1]),
+                                              tuple([(e[0], e[2]) for e in journal]))
+        record(tok)
+        if change is not None:
+            remember(change[2])
+        for e in journal:
+            remember(e[1])
+            remember(e[3])
+        journal.clear()
+
+    def complete(self, agent: Any, record: Any, remember: Any, shadows: Mapping[str, list[Any]],
+                 first: Change | None = None) -> None:
+        """A retirement whose writes are not known (or not yet): every register compared
+        (``first``: a change the observer found already, in a file before the others)."""
+        found: list[Change] = [] if first is None else [first]
+        _compare_all(agent, shadows, found, self.hint)
+        if len(found) == 1:
+            self.h_file, self.h_index = found[0][0], found[0][1]
+        if self.accessed is not None and len(found) < 2:
+            if self.journal:
+                self.memory(found[0] if found else None, record, remember)
+            elif found:
+                file, index, value = found[0]
+                record(self.token(file, index))
+                remember(value)
+            else:
+                record(self.unchanged)
+        elif self.otherwise is not None:
+            self.otherwise(agent, found, True)
+        else:
+            self.default(found, record, remember)
+            if self.accessed is not None and self.journal:
+                self.memory(None, record, remember)
+
+    def general(self, agent: Any, ins: Any, record: Any, remember: Any, shadows: Mapping[str, list[Any]]) -> None:
+        plan = self.plan_for(agent, ins, shadows)
         what = plan[0]
         if what == _ONE:          # an agent of another class than the first
             _k, file, index, tok = plan
@@ -160,54 +298,113 @@ def _observer(request: Record) -> Observer:  # noqa: C901 - one closure: its cel
                 record(tok)
                 remember(value)
             else:
-                record(unchanged)
+                record(self.unchanged)
             return
         if what == _NONE:
-            record(unchanged)
+            record(self.unchanged)
             return
-        found: list[Change] = []
-        if what == _SOME:
-            regs = agent.regs
-            for file, index in plan[1]:
-                value = regs[file][index]
+        if what == _ALL or what == _MEM:
+            self.complete(agent, record, remember, shadows)
+            return
+        found: list[Change] = []   # several known registers: only those are compared
+        regs = agent.regs
+        for file, index in plan[1]:
+            value = regs[file][index]
+            shadow = shadows[file]
+            if value != shadow[index]:
+                shadow[index] = value
+                found.append((file, index, value))
+        if self.otherwise is not None:
+            self.otherwise(agent, found, False)
+        else:
+            self.default(found, record, remember)
+
+
+def _observer(request: Record) -> Observer:
+    """Build the observer of ``request``: per agent class, a plan made from the
+    instruction's known writes, with the common cases inline."""
+    from tessera.engine.blocks import hot_threshold
+
+    e = _Entry(request, max(1, hot_threshold() // 2))
+
+    def observe(agent: Any, ins: Any) -> None:
+        record, remember, shadows = e.sink(agent)
+        if agent.__class__ is e.cls0:
+            kind = e.kind
+            if kind == _ONE:      # the common case, as a block's compiled form does it
+                file = e.p_file
+                index = e.p_index
+                value = agent.regs[file][index]
                 shadow = shadows[file]
                 if value != shadow[index]:
                     shadow[index] = value
-                    found.append((file, index, value))
-        else:
-            _compare_all(agent, shadows, found, hint)
-        if otherwise is not None:
-            otherwise(agent, found, what == _ALL)
-        elif found:
-            for file, index, value in found:
-                record(token(file, index))
-                remember(value)
-        else:
-            record(unchanged)
-
-    def observe(agent: Any, ins: Any) -> None:
-        record, remember, shadows = sink(agent)
-        if agent.__class__ is cls0:
-            if kind == _ONE:      # the common case, as a block's compiled form does it
-                value = agent.regs[p_file][p_index]
-                shadow = shadows[p_file]
-                if value != shadow[p_index]:
-                    shadow[p_index] = value
-                    record(p_token)
+                    record(e.p_token)
                     remember(value)
                 else:
-                    record(unchanged)
+                    record(e.unchanged)
                 return
             if kind == _NONE:
-                record(unchanged)
+                record(e.unchanged)
                 return
-            if kind == _ALL and otherwise is not None:   # unknown writes (memory accesses, calls)
-                found: list[Change] = []
-                _compare_all(agent, shadows, found, hint)
-                otherwise(agent, found, True)
+            if kind != _ALL and kind != _MEM:
+                e.general(agent, ins, record, remember, shadows)
                 return
-        general(agent, ins, record, remember, shadows)
+        elif e.unplanned > 1 and not e.plans:   # not analysed yet: what plan_for does, inline
+            e.unplanned -= 1
+        else:
+            e.general(agent, ins, record, remember, shadows)
+            return
+        # Every register compared: the writes are not known (memory accesses, calls) or not
+        # yet.  What is common — no register changed, or only the one this instruction
+        # changed the last time, and at most one memory access — is done here, without a
+        # call; anything else by complete(), which compares everything the long way.
+        if e.accessed is None:
+            e.complete(agent, record, remember, shadows)
+            return
+        regs = agent.regs
+        c_file = None
+        c_index = 0
+        c_value: Any = None
+        for name, shadow in shadows.items():
+            live = regs.get(name)
+            if live is None or live == shadow:
+                continue
+            if c_file is None and name == e.h_file and len(live) == len(shadow):
+                index = e.h_index
+                value = live[index]
+                old = shadow[index]
+                if value != old:
+                    shadow[index] = value
+                    if live == shadow:
+                        c_file, c_index, c_value = name, index, value
+                        continue
+                    shadow[index] = old
+            e.complete(agent, record, remember, shadows, None if c_file is None else (c_file, c_index, c_value))
+            return
+        journal = e.journal
+        if journal:
+            shapes = e.shapes
+            if len(journal) == 1 and shapes is not None:
+                j = journal[0]
+                tok = shapes.get((j[0], j[2]) if c_file is None else (c_file, c_index, j[0], j[2]))
+                if tok is not None:
+                    record(tok)
+                    if c_file is not None:
+                        remember(c_value)
+                    remember(j[1])
+                    remember(j[3])
+                    journal.clear()
+                    return
+            e.memory(None if c_file is None else (c_file, c_index, c_value), record, remember)
+        elif c_file is not None:
+            tokens = e.tokens
+            tok = tokens.get((c_file, c_index)) if tokens is not None else None
+            record(tok if tok is not None else e.token(c_file, c_index))
+            remember(c_value)
+        else:
+            record(e.unchanged)
 
+    e.observe = observe
     return observe
 
 

@@ -15,6 +15,7 @@ logging and no hook calls; traps, halts and waits are raised as
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -266,10 +267,12 @@ def omit_optional(syntax: str, name: str) -> tuple[str, str, str]:
     return syntax[:start], syntax[start:cut + len(slot)], syntax[cut + len(slot):]
 
 
+@functools.lru_cache(maxsize=4096)  # a handful of syntaxes, asked once per disassembled instruction
 def _syntax_slots(syntax: str) -> tuple[str, ...]:
     return tuple(m.group(1) for m in _SLOT.finditer(syntax))
 
 
+@functools.lru_cache(maxsize=4096)
 def _optional_slots(syntax: str) -> tuple[str, ...]:
     return tuple(m.group(1) for m in _SLOT.finditer(syntax) if m.group(2))
 

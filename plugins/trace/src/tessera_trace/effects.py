@@ -15,6 +15,11 @@ from typing import Any
 
 from tessera_trace.layout import ArchLayout
 
+#: how a hole of a ledger template (:meth:`Ledger.template <tessera_trace.ledger.Ledger.template>`)
+#: is written in hex: as :func:`hex_digits` writes a value, or as ``format(v, "0<digits>x")``
+#: writes an address (the same text for every ``int``)
+VALUE, ADDRESS = 0, 1
+
 
 def hex_digits(value: Any, nbytes: int) -> str:
     """``value`` as ``2 * nbytes`` hex digits (more if it does not fit; never raises)."""

@@ -117,13 +117,14 @@ class CommitFormat(Format):
     def memory_pieces(self, pending: list[Any], layout: ArchLayout) -> list[str]:
         raise NotImplementedError
 
-    def record_template(self, prefix: str, register: tuple[str, int] | None,
-                        accesses: tuple[tuple[int, int], ...], layout: ArchLayout) -> str | None:
-        """A ``%`` template of the whole record of one retirement that changed at most one
-        register (``(label, nbytes)``) and made ``accesses`` (``(write, size)`` each), taking
-        the register's value then each access's address and value, all ``int``; ``None``
-        when the format has none (the pieces are then built one by one).  It must give
-        exactly the text :meth:`compose` does.  Loads and stores (one access) use it."""
+    def access_template(self, prefix: str, register: tuple[str, int] | None,
+                        accesses: tuple[tuple[int, int], ...], layout: ArchLayout) -> Any:
+        """The ledger template (``(texts, holes)``, see :meth:`Ledger.template
+        <tessera_trace.ledger.Ledger.template>`) of a retirement that changed at most one
+        register (``(label, nbytes)``) and made ``accesses`` (``(write, size)`` each), whose
+        holes take the register's value, then each access's address and value; ``None``
+        when the format has none (such records go through ``otherwise``, as finished
+        text).  It must give exactly the text :meth:`compose` does."""
         return None
 
     def value_text(self, layout: ArchLayout, fi: int, value: Any) -> str:
@@ -146,6 +147,7 @@ class CommitFormat(Format):
         self.stream = RecordStream(tracer, ledger)
         self.skip = skip_observer(tracer)
         self._labels: dict[str, tuple[list[list[str]], dict[str, int]]] = {}
+        self._templates = type(self).access_template is not CommitFormat.access_template
         self.make = self.observer  # type: ignore[assignment]
 
     def observer(self, layout: ArchLayout, ins: Any, traced: bool) -> Observer | None:
@@ -155,81 +157,76 @@ class CommitFormat(Format):
         got = self._labels.get(layout.arch.name)
         if got is None:
             got = self._labels[layout.arch.name] = (self.labels(layout), {f: n for n, f in enumerate(layout.files)})
-        labels, position = got
         bare_text, prefix = self.entry(layout, ins)
-        ledger = self.ledger
-        stream = self.stream
-        bare = ledger.token(bare_text)
-        tail = self.tail
-        compose = self.compose
-        memory_pieces = self.memory_pieces
-        value_text = self.value_text
-        pend = self.tracer.pend
-        record = stream.record
-        remember = stream.remember
-        literal = stream.literal
-        template = self.record_template
-        singles: dict[tuple[str, int], int] = {}   # (file, index) -> the token of that register alone
-        shapes: dict[Any, str | None] = {}    # (register, accesses) -> this entry's record template
-
-        def changed(file: str, index: int) -> int:
-            fi = position[file]
-            return ledger.token(prefix + labels[fi][index], layout.nbytes[fi], tail)
-
-        def one_access(found: list[Change]) -> bool:
-            """Record a retirement with one memory access and at most one register changed
-            (a load or a store) through its template: one ``%`` operation.  ``False``
-            (nothing done) for values that are not ``int`` or a format without templates."""
-            write, address, size, value = pend[0]
-            if found:
-                file, index, reg = found[0]
-                key: tuple[Any, ...] = (file, index, write, size)
-            else:
-                key = (write, size)
-            fmt = shapes.get(key, "")             # "": not made yet (None: the format has none)
-            if fmt == "":
-                register = None
-                if found:
-                    fi = position[file]
-                    register = (labels[fi][index], layout.nbytes[fi])
-                fmt = shapes[key] = template(prefix, register, ((write, size),), layout)
-            if fmt is None or type(address) is not int or type(value) is not int:
-                return False
-            if found:
-                if type(reg) is not int:
-                    return False
-                text = fmt % (reg, address, value)
-            else:
-                text = fmt % (address, value)
-            pend.clear()
-            literal(text)
-            return True
-
-        def otherwise(agent: Any, found: list[Change], complete: bool) -> None:
-            if agent is not ledger.agent:      # outside --trace-agent (the sink just ran for it)
-                if pend:
-                    pend.clear()
-                return
-            mem: list[str] = []
-            if complete and pend:              # writes not known: it may have accessed memory
-                if len(pend) == 1 and len(found) <= 1 and one_access(found):
-                    return
-                mem = memory_pieces(pend, layout)
-                pend.clear()
-            if mem or len(found) > 1:
-                literal(compose(prefix, [labels[position[f]][i] + value_text(layout, position[f], v)
-                                         for f, i, v in found], mem))
-            elif found:                        # one register: its token and value, as when compiled
-                file, index, value = found[0]
-                tok = singles.get((file, index))
-                if tok is None:
-                    tok = singles[(file, index)] = changed(file, index)
-                record(tok)
-                remember(value)
-            else:
-                record(bare)
-
-        return Record(stream.sink, bare, changed, otherwise).observer()
+        entry = _Entry(self, layout, got, prefix, self.ledger.token(bare_text))
+        if self._templates:   # loads and stores are recorded by the core, their effects in the ledger's holes
+            return Record(self.stream.sink, entry.bare, entry.changed, entry.otherwise,
+                          journal=self.tracer.pend, accessed=entry.accessed).observer()
+        return Record(self.stream.sink, entry.bare, entry.changed, entry.otherwise).observer()
 
     def active(self) -> bool:
         return self.stream.active(self.tracer)
+
+
+class _Entry:
+    """The record tokens of one decode-cache entry, and what it records through ``otherwise``.
+
+    An object with slots, not closures: a trace makes one per decode-cache entry, and
+    every object made per entry is one more for the garbage collector.
+    """
+
+    __slots__ = ("format", "layout", "labels", "position", "prefix", "bare", "singles")
+
+    def __init__(self, fmt: CommitFormat, layout: ArchLayout, labels: tuple[list[list[str]], dict[str, int]],
+                 prefix: str, bare: int) -> None:
+        self.format = fmt
+        self.layout = layout
+        self.labels, self.position = labels
+        self.prefix = prefix
+        self.bare = bare
+        self.singles: dict[tuple[str, int], int] | None = None   # (file, index) -> that register's token
+
+    def changed(self, file: str, index: int) -> int:
+        """The token of a retirement that changed register ``index`` of ``file`` alone."""
+        fi = self.position[file]
+        return self.format.ledger.token(self.prefix + self.labels[fi][index], self.layout.nbytes[fi],
+                                        self.format.tail)
+
+    def accessed(self, register: tuple[str, int] | None, accesses: tuple[tuple[int, int], ...]) -> int:
+        """The token of a retirement that changed at most ``register`` and made ``accesses``."""
+        label = None
+        if register is not None:
+            fi = self.position[register[0]]
+            label = (self.labels[fi][register[1]], self.layout.nbytes[fi])
+        texts, holes = self.format.access_template(self.prefix, label, accesses, self.layout)
+        return self.format.ledger.template(texts, holes)
+
+    def otherwise(self, agent: Any, found: list[Change], complete: bool) -> None:
+        """Several registers changed, or (formats without templates) the writes are not known."""
+        fmt = self.format
+        pend = fmt.tracer.pend
+        if agent is not fmt.ledger.agent:      # outside --trace-agent (the sink just ran for it)
+            if pend:
+                pend.clear()
+            return
+        layout, position, labels = self.layout, self.position, self.labels
+        stream = fmt.stream
+        mem: list[str] = []
+        if complete and pend:              # writes not known: it may have accessed memory
+            mem = fmt.memory_pieces(pend, layout)
+            pend.clear()
+        if mem or len(found) > 1:
+            stream.literal(fmt.compose(self.prefix, [labels[position[f]][i] + fmt.value_text(layout, position[f], v)
+                                                     for f, i, v in found], mem))
+        elif found:                        # one register: its token and value, as when compiled
+            file, index, value = found[0]
+            singles = self.singles
+            if singles is None:
+                singles = self.singles = {}
+            tok = singles.get((file, index))
+            if tok is None:
+                tok = singles[(file, index)] = self.changed(file, index)
+            stream.record(tok)
+            stream.remember(value)
+        else:
+            stream.record(self.bare)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera_trace.agents import AgentState
-from tessera_trace.effects import hex_digits, text_labels, text_memory
+from tessera_trace.effects import ADDRESS, VALUE, hex_digits, text_labels, text_memory
 from tessera_trace.formats.commit import CommitFormat
 from tessera_trace.layout import ArchLayout
 
@@ -54,12 +54,23 @@ class TextFormat(CommitFormat):
     def memory_pieces(self, pending: list[Any], layout: ArchLayout) -> list[str]:
         return text_memory(pending, layout.pc_digits)
 
-    def record_template(self, prefix: str, register: tuple[str, int] | None,
-                        accesses: tuple[tuple[int, int], ...], layout: ArchLayout) -> str:
-        # "%0Nx" of an int is what hex_digits gives it (zero-padded, wider if it must be)
-        regs = [] if register is None else [register[0].replace("%", "%%") + f"%0{2 * register[1]}x"]
-        mem = [f"mem[0x%0{layout.pc_digits}x]{'<-' if write else '->'}0x%0{2 * size}x" for write, size in accesses]
-        return self.compose(prefix.replace("%", "%%"), regs, mem)
+    def access_template(self, prefix: str, register: tuple[str, int] | None,
+                        accesses: tuple[tuple[int, int], ...], layout: ArchLayout) -> tuple[list[str], list[Any]]:
+        # what compose() writes, with holes where hex_digits / the address format write numbers
+        items: list[list[Any]] = [] if register is None else [[register[0], (2 * register[1], VALUE)]]
+        items += [["mem[0x", (layout.pc_digits, ADDRESS), f"]{'<-' if write else '->'}0x", (2 * size, VALUE)]
+                  for write, size in accesses]
+        texts, holes = [prefix], []
+        for n, item in enumerate(items):
+            if n:
+                texts[-1] += " "
+            for part in item:
+                if isinstance(part, str):
+                    texts[-1] += part
+                else:
+                    holes.append(part)
+                    texts.append("")
+        return texts, holes
 
     def on_trap(self, st: AgentState, agent: Any, trap: Any) -> None:
         if not self.active():
