@@ -159,7 +159,7 @@ def rewrite(stmts: list[ast.stmt] | None, ctx: Any, fn: Any = None) -> list[ast.
         out.extend(rewriter.statement(s))
     if rewriter.count:
         setattr(ctx, _FLAG, True)
-    if rewriter.holes:
+    if rewriter.holes and rewriter.where is not None:
         out = _test_stale(out, rewriter.where)
     return out
 

@@ -474,8 +474,12 @@ class AddressSpace:
         as a write to their bytes would: they are decoded again when next run."""
         wanted = tuple(addresses)
         for cache in self._caches.values():
+            extents = getattr(cache, "extent", None)  # DecodeCache: entry -> the bytes it was decoded from
+            if not isinstance(extents, dict):
+                cache.clear()  # a cache that cannot say where an entry's bytes are: drop it all
+                continue
             for address in wanted:
-                extent = cache.extent.get(address)
+                extent = extents.get(address)
                 if extent is not None:
                     cache.invalidate(*extent)
 
