@@ -31,6 +31,7 @@ from tensix_mad_support import (
 )
 
 from tessera.control import Trap
+from tessera_tensix.fma import fma_wh_exact
 from tessera_tensix.semantics.convert import prng_next, seed_prng
 from tessera_tensix.semantics.lut import lutfp32_compute, lutfp32_mode
 
@@ -143,7 +144,7 @@ def test_wormhole_has_no_negate_bits():
     for i, v in enumerate((a, b, c)):
         set_lreg(t, i, v)
     execute(t, SFPMAD(0, 1, 2, 3, 3))
-    assert lreg(t, 3) == [fma_ref(a[i], b[i], c[i]) for i in LANE]
+    assert lreg(t, 3) == [int(v) for v in fma_wh_exact(lanes_of(a), lanes_of(b), lanes_of(c))]
 
 
 def test_indirect_va_reads_any_lreg_per_lane():

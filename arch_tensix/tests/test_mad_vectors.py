@@ -6,6 +6,7 @@ Records are run 32 at a time — one record per lane — through real instructio
 (spec §1 layouts) executed by the semantic functions, and every bit of the
 destination LReg is compared.  Records that share an instruction word (same Mod1,
 immediate, …) share a run.  Each test also checks it saw the file's full record count.
+The Wormhole file sfpmad_wh runs in test_fma_wh.py.
 """
 
 from __future__ import annotations
@@ -66,26 +67,6 @@ def test_sfpmad_family_every_record():
                 tally.check(int(t.sfpu.lreg[vd][lane]), h(r["vd"]), (insn, mod1, r))
     tally.assert_clean()
     assert tally.records == 26792
-
-
-def test_sfpmad_family_wormhole_records_through_the_wormhole_table():
-    """sfpmad_wh.jsonl through Wormhole-encoded words (the tensix-wh table decodes them).
-    Wormhole runs the Blackhole arithmetic (docs/tensix.md), so a record's expected result
-    is its ``bh`` value where the two models differ, else the Wormhole ``vd``."""
-    recs = vectors("sfpmad_wh.jsonl")
-    assert len(recs) == 17924 and sum("bh" in r for r in recs) == 2078
-    tally = Tally()
-    words = {"SFPMAD": SFPMAD, "SFPADD": SFPADD, "SFPMUL": SFPMUL}
-    for n, ((insn, mod1), group) in enumerate(sorted(group_by(recs, "insn", "mod1").items())):
-        for i, chunk in enumerate(chunks(group)):
-            t = Thread(chip="wh")
-            t.sfpu.lreg[4], t.sfpu.lreg[5], t.sfpu.lreg[6] = (_col(chunk, k) for k in ("va", "vb", "vc"))
-            vd = (i + n) % 8
-            execute(t, words[insn](4, 5, 6, vd, mod1))
-            for lane, r in enumerate(chunk):
-                tally.check(int(t.sfpu.lreg[vd][lane]), h(r.get("bh", r["vd"])), (insn, mod1, r))
-    tally.assert_clean()
-    assert tally.records == 17924
 
 
 def test_fma_functions_agree_with_every_record():

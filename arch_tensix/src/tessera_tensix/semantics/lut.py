@@ -1,8 +1,10 @@
 """Piecewise-linear table instructions: SFPLUT and SFPLUTFP32 (spec tensix-sfpu.md §6).
 
-Both evaluate ``d = FMA_BH(a, |LReg[3]|, c)`` with the coefficients (a, c) picked per
-lane by the magnitude of LReg[3]: piece i = 0 below 1.0, 1 below 2.0, else 2 (a NaN
-selects the last piece; a denormal compares as below 1.0 but is zero in the FMA).
+Both evaluate ``d = FMA(a, |LReg[3]|, c)`` (FMA_BH; FMA_WH on Wormhole, whose
+``SFPLUT.md`` / ``SFPLUTFP32.md`` defer to SFPMAD's arithmetic) with the coefficients
+(a, c) picked per lane by the magnitude of LReg[3]: piece i = 0 below 1.0, 1 below 2.0,
+else 2 (a NaN selects the last piece; a denormal compares as below 1.0 but is zero in
+the FMA).
 SGN_RETAIN (bit 2) gives d the sign of LReg[3]; INDIRECT_VD (bit 3) writes
 LReg[LReg[7] & 15] per lane (§3.5).
 
@@ -27,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from tessera_tensix import lanes
-from tessera_tensix.fma import fma_bh
+from tessera_tensix.fma import fma_bh, fma_wh
 from tessera_tensix.semantics import op
+from tessera_tensix.semantics.convert import is_wormhole
 from tessera_tensix.semantics.mad import store
 
 U32 = np.uint32
@@ -78,8 +81,8 @@ def _pick(lreg: np.ndarray, base: int, i: np.ndarray) -> np.ndarray:
     return lreg[base + i, _LANE]
 
 
-def lut_compute(lreg: np.ndarray, mod0: int) -> np.ndarray:
-    """SFPLUT's result for every lane (before the write)."""
+def lut_compute(lreg: np.ndarray, mod0: int, wh: bool = False) -> np.ndarray:
+    """SFPLUT's result for every lane (before the write); ``wh``: Wormhole's FMA."""
     l3 = lreg[3]
     b, i = piece(l3)
     coeff = _pick(lreg, 0, i)
@@ -87,7 +90,7 @@ def lut_compute(lreg: np.ndarray, mod0: int) -> np.ndarray:
     LUT8.take((coeff >> U32(8)) & U32(0xFF), out=xyz[0])
     xyz[1] = b
     LUT8.take(coeff & U32(0xFF), out=xyz[2])
-    d = fma_bh(xyz)
+    d = fma_wh(xyz) if wh else fma_bh(xyz)
     if mod0 & 4:                                         # SGN_RETAIN
         d = (d & _MAG) | (l3 & _SIGN)
     return d
@@ -100,7 +103,7 @@ def sfplut(thread: Any, ins: Any) -> None:
     if w is None:
         return
     sfpu = thread.core.sfpu
-    d = lut_compute(sfpu.lreg, mod0)
+    d = lut_compute(sfpu.lreg, mod0, is_wormhole(thread))
     store(thread, ins, vd, w, bool(mod0 & 8), d, lanes.enabled(sfpu))
 
 
@@ -113,8 +116,8 @@ def lutfp32_mode(mod1: int) -> str:
     return "fp16x6"
 
 
-def lutfp32_compute(lreg: np.ndarray, mod1: int) -> np.ndarray:
-    """SFPLUTFP32's result for every lane (before the write)."""
+def lutfp32_compute(lreg: np.ndarray, mod1: int, wh: bool = False) -> np.ndarray:
+    """SFPLUTFP32's result for every lane (before the write); ``wh``: Wormhole's FMA."""
     l3 = lreg[3]
     b, i = piece(l3)
     mode = lutfp32_mode(mod1)
@@ -134,7 +137,7 @@ def lutfp32_compute(lreg: np.ndarray, mod1: int) -> np.ndarray:
         j = np.where(high, U32(16), U32(0))
         LUT16.take((_pick(lreg, 0, i) >> j) & _LO16, out=xyz[0])
         LUT16.take((_pick(lreg, 4, i) >> j) & _LO16, out=xyz[2])
-    d = fma_bh(xyz)
+    d = fma_wh(xyz) if wh else fma_bh(xyz)
     if mod1 & 4:                                         # SGN_RETAIN
         d = (d & _MAG) | (l3 & _SIGN)
     return d
@@ -148,5 +151,5 @@ def sfplutfp32(thread: Any, ins: Any) -> None:
     if w is None:
         return
     sfpu = thread.core.sfpu
-    d = lutfp32_compute(sfpu.lreg, mod1)
+    d = lutfp32_compute(sfpu.lreg, mod1, is_wormhole(thread))
     store(thread, ins, vd, w, indirect, d, lanes.enabled(sfpu))

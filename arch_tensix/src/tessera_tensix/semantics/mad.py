@@ -2,7 +2,10 @@
 
 Spec tensix-sfpu.md §4 (FMA_BH, errata E2 and E18), §5 (BF16 immediates), §11.4
 (SFPMUL24), §3.4–3.5 (write guards, INDIRECT_VA / INDIRECT_VD).  The arithmetic is
-:func:`tessera_tensix.fma.fma_bh`, bit-exact with the vendor's ``fma_model_bh``.
+the chip's: :func:`tessera_tensix.fma.fma_bh` on Blackhole, bit-exact with the vendor's
+``fma_model_bh``; :func:`tessera_tensix.fma.fma_wh` on Wormhole, bit-exact with
+``fma_model_wh`` (``WormholeB0/TensixTile/TensixCoprocessor/SFPMAD.md``, which SFPADD,
+SFPMUL, SFPADDI and SFPMULI follow).
 
 Operands (the table's fields): SFPMAD/ADD/MUL/MUL24 VA ``lreg_src_a``, VB
 ``lreg_src_b``, VC ``lreg_src_c``, VD ``lreg_dest``, Mod1 ``instr_mod1``; SFPADDI/MULI
@@ -13,9 +16,8 @@ instruction and kept on the instruction object (the decode-cache entry).
 Mod1 (MAD family): bit0 flips the product's sign (E2: the two readings NEGATE_VA /
 NEGATE_VB give identical bits), bit1 NEGATE_VC, bit2 INDIRECT_VA (VA := LReg[7] & 15
 per lane), bit3 INDIRECT_VD (destination := LReg[7] & 15 per lane).  Wormhole has no
-negate bits (its assembly.yaml documents bits 3 and 2 only): they are ignored there,
-and the arithmetic is the Blackhole model on both chips (a Wormhole-exact FMA is not
-modelled).
+negate bits (its assembly.yaml documents bits 3 and 2 only; its SFPADDI / SFPMULI pages
+only INDIRECT_VD): they are ignored there.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from tessera_tensix import lanes, rules
-from tessera_tensix.fma import addi_lreg_direct, fma_bh, mad_lreg_code_direct
+from tessera_tensix.fma import addi_lreg_direct, fma_bh, fma_wh, mad_lreg_code_direct
 from tessera_tensix.semantics import op
 from tessera_tensix.semantics.convert import is_wormhole
 
@@ -37,6 +39,13 @@ _ADDI_CACHE = "_tx_addi"
 _FAST_CACHE = "_tx_mad_fast"
 _SIGN_ROW = np.full(lanes.LANES, SIGN, dtype=U32)
 _SIGN_ROW.setflags(write=False)
+#: bit of :func:`tessera_tensix.fma.mad_lreg_code`'s packed code selecting FMA_WH
+_WH_CODE = 1 << 18
+
+
+def fma_of(thread: Any) -> Any:
+    """The chip's batch FMA on a (3, n) uint32 array: FMA_WH on Wormhole, else FMA_BH."""
+    return fma_wh if is_wormhole(thread) else fma_bh
 
 
 def store(thread: Any, ins: Any, vd: int, w: bool, indirect: bool, result: np.ndarray,
@@ -82,20 +91,23 @@ def read_abc(sfpu: Any, idx: np.ndarray, mod1: int) -> np.ndarray:
 
 def _fast_fields(thread: Any, ins: Any) -> int:
     """The packed field code of :func:`tessera_tensix.fma.mad_lreg_code` (VA, VB, VC,
-    VD, negate a, negate c) when the instruction writes LReg[VD < 8] directly (no
-    INDIRECT_VA / INDIRECT_VD), else -1."""
+    VD, negate a, negate c, Wormhole arithmetic) when the instruction writes LReg[VD < 8]
+    directly (no INDIRECT_VA / INDIRECT_VD), else -1."""
     idx, vd, mod1, _neg = ins.__dict__.get(_IDX_CACHE) or _mad_fields(thread, ins)
     fast = -1
     if not mod1 & 12 and vd < 8:
         va, vb, vc = (int(i) for i in idx)
         fast = va | vb << 4 | vc << 8 | vd << 12 | (mod1 & 3) << 16
+        if is_wormhole(thread):
+            fast |= _WH_CODE
     ins.__dict__[_FAST_CACHE] = fast
     return fast
 
 
 @op("SFPMAD", "SFPADD", "SFPMUL")
 def sfpmad(thread: Any, ins: Any) -> None:
-    """d = FMA_BH(±a·b, ±c) (§4.1).  SFPADD and SFPMUL are the same operation."""
+    """d = FMA(±a·b, ±c) (§4.1), FMA_BH or FMA_WH by chip.  SFPADD and SFPMUL are the
+    same operation."""
     fast = ins.__dict__.get(_FAST_CACHE)
     if fast is None:
         fast = _fast_fields(thread, ins)
@@ -112,18 +124,22 @@ def sfpmad(thread: Any, ins: Any) -> None:
     xyz = read_abc(sfpu, idx, mod1)
     if neg is not None:
         np.bitwise_xor(xyz, neg, out=xyz)
-    store(thread, ins, vd, w, bool(mod1 & 8), fma_bh(xyz), lanes.enabled(sfpu))
+    store(thread, ins, vd, w, bool(mod1 & 8), fma_of(thread)(xyz), lanes.enabled(sfpu))
 
 
 # ---------------------------------------------------------------- SFPADDI / SFPMULI (§5)
-def _addi_fields(ins: Any, add: bool) -> tuple[Any, ...]:
+def _addi_fields(thread: Any, ins: Any, add: bool) -> tuple[Any, ...]:
     """(VD, Mod1, operand template, row of the template that receives ±LReg[VD], the
-    BF16 immediate as FP32 bits).
+    BF16 immediate as FP32 bits, Wormhole?).
 
-    The template holds the constant rows of FMA_BH's operands: SFPADDI (imm, 1.0, c),
-    SFPMULI (imm, c, +0).  FMA_BH does not modify its operands, so one template per
-    decoded instruction is reused."""
+    The template holds the constant rows of the FMA's operands: SFPADDI (imm, 1.0, c),
+    SFPMULI (imm, c, +0).  The FMA does not modify its operands, so one template per
+    decoded instruction is reused.  On Wormhole only Mod1 bit 3 (INDIRECT_VD) is
+    defined (``WormholeB0/.../SFPADDI.md``, ``SFPMULI.md``: no NEGATE_VC)."""
     imm, vd, mod1 = ins.imm16_math << 16, ins.lreg_dest, ins.instr_mod1
+    wh = is_wormhole(thread)
+    if wh:
+        mod1 &= 8
     xyz = np.zeros((3, lanes.LANES), dtype=U32)
     xyz[0] = imm
     if add:                                           # SFPADDI: imm·1.0 + c
@@ -131,29 +147,29 @@ def _addi_fields(ins: Any, add: bool) -> tuple[Any, ...]:
         row = xyz[2]
     else:                                             # SFPMULI: imm·c + (+0)
         row = xyz[1]
-    fields = (vd, mod1, xyz, row, imm)
+    fields = (vd, mod1, xyz, row, imm, wh)
     ins.__dict__[_ADDI_CACHE] = fields
     return fields
 
 
 @op("SFPADDI")
 def sfpaddi(thread: Any, ins: Any) -> None:
-    """SFPADDI: imm·1.0 + c; c = ±LReg[VD] (Mod1 bit1 NEGATE_VC)."""
+    """SFPADDI: imm·1.0 + c; c = ±LReg[VD] (Mod1 bit1 NEGATE_VC, Blackhole only)."""
     _imm_mad(thread, ins, True)
 
 
 @op("SFPMULI")
 def sfpmuli(thread: Any, ins: Any) -> None:
-    """SFPMULI: imm·c + (+0); c = ±LReg[VD] (Mod1 bit1 NEGATE_VC)."""
+    """SFPMULI: imm·c + (+0); c = ±LReg[VD] (Mod1 bit1 NEGATE_VC, Blackhole only)."""
     _imm_mad(thread, ins, False)
 
 
 def _imm_mad(thread: Any, ins: Any, add: bool) -> None:
-    vd, mod1, xyz, row, imm = ins.__dict__.get(_ADDI_CACHE) or _addi_fields(ins, add)
+    vd, mod1, xyz, row, imm, wh = ins.__dict__.get(_ADDI_CACHE) or _addi_fields(thread, ins, add)
     if vd < 8 and not mod1 & 8:                       # LReg[vd] written directly
         sfpu = thread.core.sfpu
         addi_lreg_direct(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, vd,
-                         imm, SIGN if mod1 & 2 else 0, add)
+                         imm, SIGN if mod1 & 2 else 0, add, wh)
         return
     w = lanes.guard_vd(thread, ins, vd, source=bool(mod1 & 8))
     if w is None:
@@ -163,7 +179,8 @@ def _imm_mad(thread: Any, ins: Any, add: bool) -> None:
         np.bitwise_xor(sfpu.lreg[vd], _SIGN_ROW, out=row)
     else:
         np.copyto(row, sfpu.lreg[vd])
-    store(thread, ins, vd, w, bool(mod1 & 8), fma_bh(xyz), lanes.enabled(sfpu))
+    store(thread, ins, vd, w, bool(mod1 & 8), fma_wh(xyz) if wh else fma_bh(xyz),
+          lanes.enabled(sfpu))
 
 
 # ---------------------------------------------------------------- SFPMUL24 (§11.4)
