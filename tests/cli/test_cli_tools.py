@@ -130,8 +130,16 @@ def test_asm_to_a_word_list_runs(tessera, write, tmp_path):
     out = tmp_path / "sum.hex"
     res = tessera("asm", "--arch", "toy", write("sum.s", SUM_SOURCE), "-o", out, "--format", "words")
     assert res.code == 0, res.err
-    assert out.read_text().split() == [f"{w:08x}" for w in SUM30_WORDS]
+    words = [f"{w:08x}" for w in SUM30_WORDS]
+    # the source's labels come along, each on its own line before the word it names
+    assert out.read_text().split() == ["_start:", *words[:2], "loop:", *words[2:]]
     assert tessera("run", "--arch", "toy", out).code == 30
+    back = tessera("disasm", "--arch", "toy", out)
+    assert back.code == 0, back.err
+    lines = back.out.splitlines()
+    assert lines[0] == "_start:" and lines[3] == "loop:"
+    assert listing_lines(back.out)[4][2] == "bne r1, r0, loop"
+    assert tessera("run", "--arch", "toy", out, "--until-symbol", "loop", "--dump-state", "text").code == 0
 
 
 def test_asm_at_a_base_address(tessera, write, tmp_path):

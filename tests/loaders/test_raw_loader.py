@@ -194,3 +194,27 @@ def test_a_fifo_longer_than_the_cap_is_refused_by_the_cap(tmp_path):
         load_program(machine, str(fifo))
     writer.join(5)
     assert not writer.is_alive()
+
+
+# --------------------------------------------------------------------------- labels in word lists
+
+
+def test_word_list_labels_name_the_next_word(machine, write):
+    words = SUM30_WORDS
+    text = "start:\n" + "\n".join(f"{w:08x}" for w in words[:2]) + "\nmiddle: " + \
+        " ".join(f"{w:08x}" for w in words[2:]) + "\nend_mark:\n"
+    loaded = load_words(machine, write("p.words", text.encode()), load=0x100)
+    step = TOY.word_bytes
+    assert loaded.symbols == {"start": 0x100, "middle": 0x100 + 2 * step,
+                              "end_mark": 0x100 + len(words) * step}
+    assert machine.symbols["middle"] == 0x100 + 2 * step
+
+
+def test_word_list_label_defined_twice_is_refused(machine, write):
+    with pytest.raises(LoadError, match=r"p.words:3: label 'a' is defined twice"):
+        load_words(machine, write("p.words", b"a:\n00000000\na: 00000000\n"))
+
+
+def test_word_list_label_lookalikes_are_still_bad_words(machine, write):
+    with pytest.raises(LoadError, match=r"'1x:' is not a hex word"):
+        load_words(machine, write("p.words", b"1x:\n00000000\n"))

@@ -227,6 +227,8 @@ def arch_flag_settings(arch: Any, opts: dict[str, Any]) -> dict[str, Any]:
     for key in [k for k in opts if k.startswith(ARCH_FLAG_PREFIX)]:
         given = opts.pop(key)
         flag = key[len(ARCH_FLAG_PREFIX):].replace("_", "-")
+        if isinstance(given, tuple):  # a repeatable option: its values joined by commas
+            given = ",".join(given) if given else None
         if given is None or given is False:
             continue
         if flag in arch.cli_flags:
@@ -255,8 +257,9 @@ def add_arch_flags(command: click.Command, archs: list[Any]) -> None:
                 command.params.append(click.Option(decls, is_flag=True, default=False,
                                                    help=f"{text} (architecture {arch.name})."))
             else:
-                command.params.append(click.Option(decls, default=None, metavar="VALUE",
-                                                   help=f"{text} (architecture {arch.name})."))
+                command.params.append(click.Option(decls, default=None, metavar="VALUE", multiple=True,
+                                                   help=f"{text} (architecture {arch.name}; "
+                                                        "repeatable: the values are joined by commas)."))
 
 
 @click.command()

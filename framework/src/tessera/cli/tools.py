@@ -8,7 +8,7 @@ import click
 
 from tessera.cli.params import ADDRESS, parse_int
 from tessera.errors import ConfigError, LoadError
-from tessera.loaders import detect_format, parse_words, read_file
+from tessera.loaders import detect_format, parse_word_list, read_file
 from tessera.loaders.elf import label_symbols, load_error, open_elf
 from tessera.memory import DEFAULT_MEMORY_CAP
 from tessera.session import resolve_arch
@@ -44,8 +44,14 @@ def asm(obj: Any, source: str, arch_name: str, output: str | None, fmt: str, bas
             step = arch.word_bytes
             if len(blob) % step:
                 blob += bytes(step - len(blob) % step)
-            lines = [f"{int.from_bytes(blob[i:i + step], arch.endian):0{step * 2}x}"
-                     for i in range(0, len(blob), step)]
+            labels: dict[int, list[str]] = {}
+            for name, address in sorted(program.symbols.items(), key=lambda kv: kv[1]):
+                if (address - start) % step == 0 and 0 <= address - start <= len(blob):
+                    labels.setdefault(address - start, []).append(f"{name}:")
+            lines = []
+            for i in range(0, len(blob), step):
+                lines += labels.get(i, [])
+                lines.append(f"{int.from_bytes(blob[i:i + step], arch.endian):0{step * 2}x}")
             with open(output, "w") as fh:
                 fh.write("\n".join(lines) + "\n")
         else:
@@ -115,10 +121,12 @@ def disasm(obj: Any, file: str | None, arch_name: str | None, words: tuple[str, 
         return 0
     if kind == "words":
         try:
-            values = parse_words(data.decode("utf-8"), file, arch.word_bits)
+            values, labels = parse_word_list(data.decode("utf-8"), file, arch.word_bits)
         except UnicodeDecodeError:
             raise LoadError(f"{file} is not a text word list") from None
         data = b"".join(v.to_bytes(arch.word_bytes, arch.endian) for v in values)
+        click.echo(dis.listing(data, base, {base + i * arch.word_bytes: name for name, i in labels.items()}))
+        return 0
     if kind == "asm":
         raise ConfigError("disasm takes binaries; assemble the source first")
     click.echo(dis.listing(data, base))

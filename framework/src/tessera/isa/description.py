@@ -441,7 +441,8 @@ class Architecture:
       ``--set pma=false`` for this architecture (and an error for others).
       ``cli_options`` does the same for options taking a value:
       ``{"dest-in": ("dest_in", "load Dest from a .npy file")}`` makes
-      ``--dest-in F`` mean ``--set dest_in=F``.
+      ``--dest-in F`` mean ``--set dest_in=F``; given several times, the values are
+      joined by commas (``--l1 A --l1 B`` is ``--set l1=A,B``).
     * ``caches`` describes the cache geometry (:class:`CacheSpec`) for timing models.
     * ``elf_machine``/``elf_class`` are the ELF ``e_machine`` and class (32/64) the
       architecture runs; ``elf_machine=None`` means it runs no ELF files (an ELF for

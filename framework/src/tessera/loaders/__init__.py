@@ -12,7 +12,7 @@ from typing import Any
 from tessera.errors import AssemblyError, ConfigError, LoadError
 from tessera.loaders.common import LoadedProgram, place, read_file
 from tessera.loaders.elf import ELF_MAGIC, choose_architecture, elf_identity, load_elf
-from tessera.loaders.raw import load_raw, load_words, parse_words
+from tessera.loaders.raw import load_raw, load_words, parse_word_list, parse_words
 
 ASM_EXTENSIONS = (".s", ".S", ".asm")
 WORD_EXTENSIONS = (".hex", ".words")
@@ -87,5 +87,5 @@ def load_program(machine: Any, path: str, *, fmt: str = "auto", load: int | None
 
 
 __all__ = ["LoadedProgram", "load_program", "load_elf", "load_raw", "load_words", "load_asm",
-           "choose_architecture", "elf_identity", "detect_format", "parse_words", "read_file",
+           "choose_architecture", "elf_identity", "detect_format", "parse_words", "parse_word_list", "read_file",
            "place", "AssemblyError"]

@@ -4,11 +4,15 @@ A raw image is copied byte for byte to ``--load`` (default: the architecture's r
 PC) and execution starts at ``--entry`` (default: the reset PC), as hardware does.
 A word list is text with one instruction word in hex per line (``#``/``;`` comments,
 blank lines ignored), packed in the architecture's word size and byte order — the
-usual way to feed a coprocessor kernel given as words.
+usual way to feed a coprocessor kernel given as words.  A token ``name:`` is a label:
+it names the address of the next word (``machine.symbols``, what ``--until-symbol``
+and the disassembler's listing use; a multi-thread Tensix kernel names each thread's
+start so), and ``tessera asm --format words`` writes the source's labels that way.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tessera.errors import LoadError
@@ -29,15 +33,30 @@ def load_raw(machine: Any, path: str, data: bytes | None = None, *, load: int | 
     return LoadedProgram(path=path, format="raw", entry=start, segments=[(address, len(data))])
 
 
+_LABEL = re.compile(r"[A-Za-z_.$][\w.$]*:")
+
+
 def parse_words(text: str, path: str, word_bits: int) -> list[int]:
     """Hex words, one per line; :class:`LoadError` names the bad line."""
-    words = []
+    return parse_word_list(text, path, word_bits)[0]
+
+
+def parse_word_list(text: str, path: str, word_bits: int) -> tuple[list[int], dict[str, int]]:
+    """The words of a word list and its labels (name -> index of the word they name)."""
+    words: list[int] = []
+    labels: dict[str, int] = {}
     limit = 1 << word_bits
     for lineno, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0].split(";", 1)[0].strip()
         if not body:
             continue
         for token in body.replace(",", " ").split():
+            if _LABEL.fullmatch(token):
+                name = token[:-1]
+                if name in labels:
+                    raise LoadError(f"{path}:{lineno}: label {name!r} is defined twice")
+                labels[name] = len(words)
+                continue
             try:
                 value = int(token, 16)
             except ValueError:
@@ -47,7 +66,7 @@ def parse_words(text: str, path: str, word_bits: int) -> list[int]:
             words.append(value)
     if not words:
         raise LoadError(f"{path} contains no words")
-    return words
+    return words, labels
 
 
 def load_words(machine: Any, path: str, data: bytes | None = None, *, load: int | None = None,
@@ -59,9 +78,12 @@ def load_words(machine: Any, path: str, data: bytes | None = None, *, load: int 
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise LoadError(f"{path} is not a text word list") from None
-    words = parse_words(text, path, arch.word_bits)
+    words, labels = parse_word_list(text, path, arch.word_bits)
     blob = b"".join(w.to_bytes(arch.word_bytes, arch.endian) for w in words)
     loaded = load_raw(machine, path, blob, load=load, entry=entry if entry is not None else load,
                       auto_map=auto_map)
     loaded.format = "words"
+    base = arch.reset_pc if load is None else load
+    loaded.symbols = {name: base + index * arch.word_bytes for name, index in labels.items()}
+    machine.symbols.update(loaded.symbols)
     return loaded
