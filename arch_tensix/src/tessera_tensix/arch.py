@@ -49,7 +49,9 @@ def _arch(name: str, chip: str, description: str) -> Architecture:
         # control-flags conformance check
         control_flow="flags",
         cli_options={"dest-in": ("dest_in", "load Dest (1024x16 uint16 .npy) before the run"),
-                     "dest-out": ("dest_out", "save Dest (.npy) when the run ends")},
+                     "dest-out": ("dest_out", "save Dest (.npy) when the run ends"),
+                     "l1": ("l1", "load L1 from .npy: ADDR[:FORMAT]=FILE"),
+                     "l1-out": ("l1_out", "save L1 to .npy when the run ends: ADDR:SHAPE:FORMAT=FILE")},
         cli_flags={"lenient": ("lenient", True, "continue with hardware-like behaviour where a rule is broken")},
         settings=settings(chip),
     )

@@ -1,5 +1,9 @@
 """A Tensix machine in direct mode: kernel memory, one core, its threads.
 
+L1 (1464 KiB on Wormhole, 1536 KiB on Blackhole) is the RAM region ``l1`` at
+:data:`L1_BASE` in direct mode (issue 17's tile maps it at 0, where the baby RISC-V
+cores see it); the units address it by offset (:mod:`tessera_tensix.l1`).
+
 Configuration presets: ``--set cfg.NAME=V`` sets a backend-config field, ``--set
 tcfg.NAME=V`` a thread-config field of every thread (field names as in the vendor's
 register map).  Kernel words live in a 256 KiB RAM at 0 (where ``tessera run --arch tensix kernel.s``
@@ -19,6 +23,13 @@ from tessera_tensix.core import TensixCore
 from tessera_tensix.thread import TensixThread
 
 KERNEL_BASE, KERNEL_SIZE = 0x0, 0x4_0000
+#: where direct mode maps L1 (clear of the kernel words at 0)
+L1_BASE = 0x1000_0000
+
+
+def chip_of(arch: Any) -> str:
+    """``"wh"`` for the Wormhole architecture record, ``"bh"`` for Blackhole's."""
+    return "wh" if arch.name.endswith("-wh") else "bh"
 
 
 def build(machine: Any) -> None:
@@ -26,18 +37,23 @@ def build(machine: Any) -> None:
     # cfg.* / tcfg.*) when the machine was made; the values are typed
     cfg = TensixConfig.from_machine(machine.config, machine.arch.settings)
     checked = machine.config
-    core = TensixCore(cfg)
+    core = TensixCore(cfg, chip_of(machine.arch))
     core.machine = machine
     machine.ext.declare("tensix", core)
+    machine.add_sync(core.signal)
     for name, value in presets(checked, "cfg.").items():
         core.cfg.set(name, value)
     machine.space.add_ram("kernel", KERNEL_BASE, KERNEL_SIZE, perms="rwx")
+    from tessera_tensix.l1 import L1
+
+    core.l1 = L1(machine.space, L1_BASE, core.chip)
+    from tessera_tensix import l1io
+
+    l1io.parse_outputs(cfg.l1_out, core.l1.size)  # refuse a bad --l1-out before running, not after
+    l1io.load_inputs(core.l1, cfg.l1)
     install_devices(machine, core)
-    for tid in range(cfg.threads):
-        thread = TensixThread(f"t{tid}", machine.arch, machine.space, tid=tid, core=core)
-        for name, value in presets(checked, "tcfg.").items():  # the same preset for every thread
-            thread.tcfg.set(name, value)
-        machine.add_agent(thread)
+    for _tid in range(cfg.threads):
+        add_thread(machine, core)
     seed = core.cfg.get("PRNG_SEED_Seed_Val")
     if seed:
         from tessera_tensix.semantics.convert import seed_prng
@@ -45,6 +61,41 @@ def build(machine: Any) -> None:
         seed_prng(core.sfpu, seed)
     if cfg.dest_in:
         load_dest(core, cfg.dest_in)
+
+
+def add_thread(machine: Any, core: TensixCore) -> TensixThread:
+    """Make the core's next thread (T0, T1, T2 in turn) with the thread-config presets."""
+    tid = len(core.threads)
+    thread = TensixThread(f"t{tid}", machine.arch, machine.space, tid=tid, core=core)
+    for name, value in presets(machine.config, "tcfg.").items():  # the same preset for every thread
+        thread.tcfg.set(name, value)
+    machine.add_agent(thread)
+    core.threads.append(thread)
+    return thread
+
+
+#: the labels that start each thread of a multi-thread kernel (T0 unpack, T1 math, T2 pack)
+THREAD_LABELS = ("unpack", "math", "pack")
+
+
+def start_threads(machine: Any) -> None:
+    """Start each thread at its label when the kernel names them (``unpack:``, ``math:``,
+    ``pack:``), adding the threads such a kernel needs; a kernel without them runs on T0
+    from the load address as before."""
+    core = machine.ext.get("tensix")
+    if core is None:
+        return
+    named = [i for i, label in enumerate(THREAD_LABELS) if label in machine.symbols]
+    if not named:
+        return
+    while len(core.threads) <= max(named):
+        add_thread(machine, core).prepare(machine)  # the machine prepared its agents already
+    for tid, thread in enumerate(core.threads):
+        label = THREAD_LABELS[tid]
+        if label in machine.symbols:
+            thread.pc = thread.next_pc = machine.symbols[label]
+        elif thread.instret == 0:
+            thread.halt(0)                        # a thread the kernel gives nothing to run
 
 
 def install_devices(machine: Any, core: TensixCore) -> None:

@@ -41,6 +41,10 @@ class TensixConfig:
     dest_in: str | None = setting(None, "path", help="load Dest from this (1024, 16) .npy file (--dest-in)")
     dest_out: str | None = setting(None, "path", help="write Dest to this .npy file when the run ends "
                                                       "(--dest-out)")
+    l1: str | None = setting(None, "str", help="load L1 before the run: ADDR[:FORMAT]=FILE.npy, comma-separated "
+                                               "(--l1; docs/tensix.md)")
+    l1_out: str | None = setting(None, "str", help="save L1 when the run ends: ADDR:SHAPE:FORMAT=FILE.npy, "
+                                                   "comma-separated (--l1-out)")
     echo: bool = setting(True, help="no effect (Tensix has no console to echo; accepted so a tool can pass "
                                     "echo=false to any architecture)")
 

@@ -1,4 +1,5 @@
-"""The Tensix core's shared state: Dest, the vector unit, backend configuration."""
+"""The Tensix core's shared state: Dest, SrcA/SrcB, the vector unit, backend configuration,
+the sync unit, the ADCs, L1, and the signal waiting threads park on."""
 
 from __future__ import annotations
 
@@ -7,19 +8,62 @@ from typing import Any
 from tessera_tensix.config import ConfigSpace, TensixConfig
 from tessera_tensix.dest import Dest
 from tessera_tensix.sfpu_state import SfpuState
+from tessera_tensix.signal import BackendSignal
+from tessera_tensix.srcab import SrcRegister
 
 
 class TensixCore:
     """What the Tensix threads of one core share."""
 
-    def __init__(self, config: TensixConfig) -> None:
+    def __init__(self, config: TensixConfig, chip: str = "bh") -> None:
         self.config = config
+        self.chip = chip                          # "bh" or "wh"
         self.dest = Dest()
         self.sfpu = SfpuState(ttsim_reset=config.ttsim_reset)
         if config.lane_flags_reset:
             self.sfpu.lane_flags[:] = True
         self.cfg = ConfigSpace()                  # backend config (one bank modelled)
+        self.signal = BackendSignal("tensix")     # what waiting threads park on
+        self.srca = SrcRegister("SrcA", self.signal)
+        self.srcb = SrcRegister("SrcB", self.signal)
+        #: per-unit state created by the units' modules on first use (sync unit, ADCs …),
+        #: keyed by unit name; each value has ``state()``
+        self.units: dict[str, Any] = {}
+        self.l1: Any = None                       # tessera_tensix.l1.L1, mapped by the board
+        self.threads: list[Any] = []
         self.machine: Any = None
+        self._decoded: dict[int, Any] = {}
+
+    def unit(self, name: str, make: Any) -> Any:
+        """The state of unit ``name``, made by ``make(core)`` the first time it is asked for."""
+        state = self.units.get(name)
+        if state is None:
+            state = self.units[name] = make(self)
+        return state
+
+    def decode(self, word: int) -> Any:
+        """A decoded instruction for ``word`` issued by an expander (MOP, REPLAY), its
+        semantics bound; cached per word (expansions repeat the same few words)."""
+        ins = self._decoded.get(word)
+        if ins is None:
+            arch = self.threads[0].arch
+            ins = self.machine.decoder(arch).decode(word, 0)
+            run = getattr(ins.run, "resolve", None)
+            if run is not None:
+                ins.run = run()
+            try:
+                ins.cycles = int(self.machine.timing.cycles(ins))
+            except Exception:  # noqa: BLE001 - a cost the expansion does not charge
+                ins.cycles = 1
+            self._decoded[word] = ins
+        return ins
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_decoded"] = {}                    # rebuilt on demand after a restore
+        return state
 
     def state(self) -> dict[str, Any]:
-        return {"sfpu": self.sfpu.state(), "dest": self.dest.state(), "config": self.cfg.state()}
+        return {"sfpu": self.sfpu.state(), "dest": self.dest.state(), "config": self.cfg.state(),
+                "srca": self.srca.state(), "srcb": self.srcb.state(),
+                "units": {name: unit.state() for name, unit in sorted(self.units.items())}}

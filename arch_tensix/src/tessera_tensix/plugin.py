@@ -18,9 +18,22 @@ def tessera_architectures():
 
 
 @tessera.hookimpl
+def tessera_machine_ready(machine):
+    """Start the threads of a multi-thread kernel at their labels (``unpack:`` ``math:`` ``pack:``)."""
+    if machine.ext.get("tensix") is not None and not machine.restored:
+        from tessera_tensix.board import start_threads
+
+        start_threads(machine)
+
+
+@tessera.hookimpl
 def tessera_run_finished(machine, result):
-    """Write Dest to ``--dest-out`` when a Tensix run ends (whatever the reason)."""
+    """Write Dest to ``--dest-out`` and L1 to ``--l1-out`` when a Tensix run ends (whatever the reason)."""
     core = machine.ext.get("tensix")
+    if core is not None and machine.config.get("l1_out"):
+        from tessera_tensix import l1io
+
+        l1io.save_outputs(core.l1, machine.config.get("l1_out"))
     path = machine.config.get("dest_out") if core is not None else None
     if path:
         import numpy as np

@@ -1,18 +1,22 @@
 """A Tensix thread in direct mode: executes Tensix instruction words from memory.
 
-The real front end (baby RISC-V pushes → MOP/replay expanders → wait gate) comes in a
-later issue; here a thread runs a kernel given as words, one after another, and ends
-at the first all-zero word (not a valid Tensix instruction: opcode 0 is unassigned).
-Per-thread state: the scalar unit's 64 GPRs, the register-window counters (RWCs) and
-the thread's config; the vector unit and Dest are the core's (``thread.core``).
+A thread runs a kernel given as words, one after another, and ends at the first
+all-zero word (not a valid Tensix instruction: opcode 0 is unassigned).  MOP and
+REPLAY expand into further instructions and every instruction passes the thread's
+wait gate (:mod:`tessera_tensix.frontend`); the baby RISC-V cores that push words
+into the thread's FIFO come with issue 17.  Per-thread state: the scalar unit's 64
+GPRs, the register-window counters (RWCs), the thread's config and its front end;
+the units (Dest, SrcA/SrcB, the vector unit, sync unit …) are the core's
+(``thread.core``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tessera.engine import CpuAgent
+from tessera.engine import RUNNABLE, CpuAgent
 from tessera_tensix.config import ConfigSpace
+from tessera_tensix.frontend import FrontEnd
 
 MASK32 = 0xFFFF_FFFF
 
@@ -30,7 +34,39 @@ class TensixThread(CpuAgent):
         self.rwc = {"dst": 0, "srca": 0, "srcb": 0, "sp": 0, "fidelity": 0, "bias": 0,
                     "dst_cr": 0, "srca_cr": 0, "srcb_cr": 0}
         self.tcfg = ConfigSpace()                 # ThreadConfig fields of this thread
+        self.frontend = FrontEnd()
+
+    def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
+        """Run as a CPU does, except while a STALLWAIT/SEMWAIT is latched or REPLAY is
+        loading: then one instruction at a time, each first passing the replay expander
+        (recorded; skipped if not also executed) and the wait gate (parks when held)."""
+        frontend = self.frontend
+        if not frontend.slow():
+            return super().run_slice(limit, cycle_limit)
+        used = 0
+        while used < limit and self.status == RUNNABLE and frontend.slow():
+            ins = self.core.decode(self.space.read(self.pc, 4))
+            reason = None
+            if not frontend.pending:  # (a MOP/REPLAY at pc with a queue resumes it)
+                if frontend.admitted != self.pc:  # through the replay expander once per visit
+                    if not frontend.admit(self, ins):  # recorded by REPLAY, not executed
+                        self.pc = self.next_pc = self.pc + 4
+                        used += 1
+                        continue
+                    frontend.admitted = self.pc
+                reason = frontend.gate_reason(self, ins)
+            if reason is not None:
+                self.park(self.core.signal, f"{self.name.upper()} {reason} (at pc {self.pc:#x})")
+                return used
+            step = super().run_slice(1, cycle_limit)
+            if step == 0:
+                return used
+            frontend.admitted = None
+            used += step
+        if used < limit and self.status == RUNNABLE:
+            used += super().run_slice(limit - used, cycle_limit)
+        return used
 
     def state_extra(self) -> dict[str, Any]:
         return {"tid": self.tid, "gpr": list(self.gpr), "rwc": dict(self.rwc),
-                "thread_config": self.tcfg.state()}
+                "thread_config": self.tcfg.state(), "frontend": self.frontend.state()}

@@ -1,0 +1,127 @@
+"""A Tensix thread's front end: expanded instructions and the wait gate in front of the backend.
+
+The hardware pipeline of each thread is instruction FIFO -> MOP expander -> replay
+expander -> wait gate -> backend (WormholeB0 .../TensixCoprocessor/MOPExpander.md,
+REPLAY.md, WaitGate.md).  In Tessera a thread is a :class:`~tessera.engine.CpuAgent`
+whose instructions come from memory (direct mode) or, later, a FIFO; MOP and REPLAY
+are instructions whose semantics put the instructions they expand to into
+:attr:`FrontEnd.pending` and issue them from there (:meth:`FrontEnd.drain`) through
+the same wait gate as the rest.  If one of them must wait, the MOP/REPLAY that made it
+is not retired: the thread parks, and when woken runs that instruction again, which
+resumes the queue where it stopped instead of expanding again (a non-empty queue
+always belongs to the instruction at the thread's PC).
+
+The wait gate: STALLWAIT and SEMWAIT *latch* a wait (:attr:`FrontEnd.latched`) and
+retire; from then on every instruction that reaches the gate is held while the
+latched wait's block mask catches its unit and the condition is not met, and the
+latch clears once the condition holds (WaitGate.md).  The thread's slice runs one
+instruction at a time while a wait is latched (:meth:`TensixThread.run_slice`), so
+the fast engine's blocks never run past the gate.  What the block and condition
+masks mean is :mod:`tessera_tensix.waitgate`'s business.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from tessera.control import Yield
+
+
+class FrontEnd:
+    """Per-thread front-end state."""
+
+    def __init__(self) -> None:
+        #: expanded instructions not yet issued: ``(decoded instruction, origin text,
+        #: recordable)`` — MOP output passes the replay expander (may be recorded), replay
+        #: output does not
+        self.pending: deque[tuple[Any, str, bool]] = deque()
+        #: the wait latched by STALLWAIT/SEMWAIT (a waitgate.Latch), or None
+        self.latched: Any = None
+        self.draining = False
+        #: the PC whose instruction already passed the replay expander (it waits at the gate)
+        self.admitted: int | None = None
+        #: per-thread state of the expanders, created by their modules on first use
+        self.mop: Any = None
+        self.replay: Any = None
+
+    # -- the wait gate
+    def gate_reason(self, thread: Any, ins: Any) -> str | None:
+        """Why ``ins`` cannot pass the gate now (None: it may).  Clears a met latch."""
+        latch = self.latched
+        if latch is None:
+            return None
+        from tessera_tensix import waitgate
+
+        if waitgate.met(thread, latch):
+            self.latched = None
+            return None
+        if not waitgate.catches(latch, ins):
+            return None
+        return waitgate.describe(thread, latch, ins)
+
+    def latch(self, thread: Any, ins: Any, latch: Any) -> None:
+        """STALLWAIT/SEMWAIT: latch ``latch``; outside an expansion end the slice so the
+        thread's next instructions go through the gate one by one."""
+        self.latched = latch
+        if not self.draining:
+            raise Yield(ins.next)
+
+    # -- expanded instructions
+    def slow(self) -> bool:
+        """Must the thread's instructions go one at a time through :meth:`admit`?"""
+        replay = self.replay
+        return self.latched is not None or (replay is not None and replay.loading)
+
+    def admit(self, thread: Any, ins: Any) -> bool:
+        """The replay expander's part for ``ins`` reaching it: while REPLAY is loading it
+        is recorded; returns False if it must not go on to the wait gate (load without
+        execute).  MOP, MOP_CFG (opcodes 0x01, 0x03: the MOP expander consumes them) and
+        REPLAY (0x04: its semantics handle one arriving mid-load) are not recorded here."""
+        replay = self.replay
+        if replay is None or not replay.loading or ins.word >> 24 in (0x01, 0x03, 0x04):
+            return True
+        return bool(replay.take(ins.word))
+
+    def issue(self, thread: Any, ins: Any, origin: str, recordable: bool = True) -> None:
+        """Pass ``ins`` (made by ``origin``) through the replay expander (if ``recordable``)
+        and the wait gate, and execute it (may park the thread)."""
+        if recordable and not self.admit(thread, ins):
+            return
+        reason = self.gate_reason(thread, ins)
+        if reason is not None:
+            thread.core.signal.hold(thread, f"{reason} (at {ins.mnemonic} from {origin})")
+        trap = getattr(ins, "trap", None)
+        if trap is not None:  # an undecodable word in an expansion
+            raise trap
+        ins.run(thread, ins)
+
+    def expand(self, thread: Any, words: Any, origin: str, recordable: bool = True) -> None:
+        """Queue ``words`` (made by ``origin``, e.g. ``"MOP at 0x40"``) for :meth:`drain`;
+        ``recordable``: they reach the replay expander (MOP output; not replay output)."""
+        decode = thread.core.decode
+        self.pending.extend((decode(w), origin, recordable) for w in words)
+
+    def drain(self, thread: Any) -> None:
+        """Issue the pending instructions in order; a wait leaves the rest queued."""
+        pending = self.pending
+        self.draining = True
+        try:
+            while pending:
+                ins, origin, recordable = pending[0]
+                if recordable:  # through the replay expander once, even if it waits below
+                    pending[0] = (ins, origin, False)
+                    if not self.admit(thread, ins):
+                        pending.popleft()
+                        continue
+                self.issue(thread, ins, origin, recordable=False)
+                pending.popleft()
+        finally:
+            self.draining = False
+
+    def state(self) -> dict[str, Any]:
+        return {"pending": [f"{i.mnemonic} {i.word:#010x} from {o}" for i, o, _ in self.pending],
+                "latched": None if self.latched is None else self.latched.text(),
+                "mop": None if self.mop is None else self.mop.state(),
+                "replay": None if self.replay is None else self.replay.state()}
+

@@ -1,0 +1,67 @@
+"""L1: the Tensix tile's SRAM, as the unpackers, packers, mover and scalar unit see it.
+
+Wormhole B0 has 1464 KiB, Blackhole 1536 KiB (WormholeB0/TensixTile/L1.md; spec
+tensix.md §5).  L1 is a RAM region of the machine's address space (``l1``), so the
+baby RISC-V cores of a tile (issue 17) and the Tensix units share one copy: units
+address it by byte offset from the region's start.  Reads use a numpy view of the
+region's bytes (block work, no per-byte Python); writes go through the address space
+(:meth:`tessera.memory.AddressSpace.write_bytes`) so code caches and watchpoints see
+them.  An access outside L1 stops the run with a rule trap naming the unit and the
+range (the hardware's behaviour there is undocumented, so there is no lenient outcome).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tessera.control import Trap
+from tessera_tensix.rules import RULE
+
+#: bytes of L1 per chip
+SIZES = {"wh": 1464 * 1024, "bh": 1536 * 1024}
+
+
+class L1:
+    """Byte-offset access to the ``l1`` region of ``space`` (mapped at ``base``)."""
+
+    def __init__(self, space: Any, base: int, chip: str) -> None:
+        self.space = space
+        self.base = base
+        self.size = SIZES[chip]
+        self.region = space.add_ram("l1", base, self.size, perms="rw")
+        self.bytes = np.frombuffer(self.region.data, dtype=np.uint8)  # a live, writable view
+
+    def check(self, offset: int, n: int, who: str) -> None:
+        """Stop the run (a rule trap) unless ``[offset, offset + n)`` lies inside L1."""
+        if offset < 0 or n < 0 or offset + n > self.size:
+            raise Trap(RULE, offset, name=f"{who}: L1 access {offset:#x}..{offset + n:#x} is outside "
+                                           f"L1 (0..{self.size:#x})")
+
+    def read(self, offset: int, n: int, who: str = "L1") -> np.ndarray:
+        """A copy of ``n`` bytes at ``offset`` (uint8 array)."""
+        self.check(offset, n, who)
+        return self.bytes[offset:offset + n].copy()
+
+    def read_as(self, offset: int, dtype: Any, count: int, who: str = "L1") -> np.ndarray:
+        """``count`` little-endian elements of ``dtype`` at ``offset`` (a copy)."""
+        dt = np.dtype(dtype).newbyteorder("<")
+        raw = self.read(offset, count * dt.itemsize, who)
+        return raw.view(dt).astype(dt.newbyteorder("="))
+
+    def write(self, offset: int, data: Any, who: str = "L1") -> None:
+        """Write ``data`` (bytes or a numpy array, stored little-endian) at ``offset``."""
+        if isinstance(data, np.ndarray):
+            data = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<"), copy=False).tobytes()
+        self.check(offset, len(data), who)
+        self.space.write_bytes(self.base + offset, bytes(data))
+
+    def word(self, offset: int, who: str = "L1") -> int:
+        """The 32-bit little-endian word at ``offset``."""
+        self.check(offset, 4, who)
+        return int.from_bytes(self.bytes[offset:offset + 4].tobytes(), "little")
+
+    def set_word(self, offset: int, value: int, who: str = "L1") -> None:
+        self.write(offset, (value & 0xFFFF_FFFF).to_bytes(4, "little"), who)
+

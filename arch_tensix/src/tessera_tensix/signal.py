@@ -1,0 +1,35 @@
+"""The object a waiting Tensix thread parks on: "the backend changed".
+
+A thread waits on many kinds of condition — a semaphore's value, a SrcA bank's
+``AllowedClient``, a mutex, the instruction FIFO — and the hardware re-checks them
+every cycle.  Tessera parks the thread on this one :class:`~tessera.sync.SyncObject`
+of the core with a text naming the exact condition (what a deadlock report prints),
+and every unit that changes state a waiter may depend on calls :meth:`changed`, which
+wakes all waiters; each re-executes the instruction it stopped at (before any side
+effect) and parks again if its condition still fails.  One object instead of one per
+condition keeps the units decoupled; waking is in agent order, so runs stay
+deterministic.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from tessera.sync import SyncObject
+
+
+class BackendSignal(SyncObject):
+    """Wakes every parked Tensix thread when backend state changes."""
+
+    kind = "tensix-backend"
+
+    def hold(self, thread: Any, reason: str) -> NoReturn:
+        """Park ``thread`` (call before any side effect): ``reason`` names the condition."""
+        raise self.wait_for(thread, f"{thread.name.upper()} {reason}")
+
+    def changed(self) -> None:
+        """Some backend state changed: let every waiter re-check its condition."""
+        self.wake_waiters()
+
+    def state(self) -> dict[str, Any]:
+        return {"kind": self.kind, "waiters": [a.name for a in self.waiters]}
