@@ -70,10 +70,11 @@ class SyncObject:
     _emit = emit_event
 
     def park(self, agent: Any) -> None:
-        """Called by the engine when ``agent`` must wait on this object."""
+        """Called by the engine when ``agent`` must wait on this object; the ``wait`` event's
+        value is what the agent waits for (its ``wait_reason``, a deadlock report's text)."""
         if agent not in self.waiters:
             self.waiters.append(agent)
-        self.emit_event("wait", agent)
+        self.emit_event("wait", agent, getattr(agent, "wait_reason", None) or None)
 
     def unpark(self, agent: Any) -> None:
         if agent in self.waiters:

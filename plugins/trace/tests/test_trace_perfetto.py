@@ -39,7 +39,10 @@ def test_a_wait_is_a_span_to_the_wake_up_and_a_post_an_instant():
     machine = toy_machine(*TOY_SEM, cores=2, quantum=1)
     evs = events(machine)
     tid = {name.split()[0]: t for t, name in tracks(evs).items()}
-    (wait,) = [e for e in evs if e["name"] == "wait sem0"]
+    (wait,) = [e for e in evs if e["name"].startswith("wait sem0")]
+    # the span names what exactly the agent waited for, as a deadlock report would
+    assert wait["name"] == "wait sem0: semaphore sem0 to be posted (value 0)"
+    assert wait["args"]["reason"] == "semaphore sem0 to be posted (value 0)"
     (post,) = [e for e in evs if e["name"] == "post sem0"]
     assert wait["ph"] == "X" and wait["tid"] == tid["core1"] and wait["cat"] == "sync"
     assert post["ph"] == "i" and post["tid"] == tid["core0"] and post["args"] == {"obj": "sem0", "value": 1}
@@ -48,7 +51,7 @@ def test_a_wait_is_a_span_to_the_wake_up_and_a_post_an_instant():
     (retry,) = [e for e in evs if e["name"] == "sem.wait"]
     assert retry["ts"] >= wait["ts"] + wait["dur"]
     # the DMA engine waited for work the whole run: an unfinished wait on its track
-    (idle,) = [e for e in evs if e["name"] == "wait dma.q"]
+    (idle,) = [e for e in evs if e["name"].startswith("wait dma.q")]
     assert idle["tid"] == tid["dma"] and idle["args"]["unfinished"] is True
 
 

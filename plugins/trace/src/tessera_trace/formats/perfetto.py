@@ -51,7 +51,8 @@ class PerfettoFormat(Format):
         last = tracer.window.last
         n = 0
         bound = 0 if first else last
-        self.waits: dict[str, tuple[int, str]] = {}
+        #: agent -> (start, object, what it waits for) of the wait in progress
+        self.waits: dict[str, tuple[int, str, Any]] = {}
         self.actor: AgentState | None = None
         self.cut_at: str | None = None
 
@@ -137,7 +138,7 @@ class PerfettoFormat(Format):
         kind = event.kind
         if kind == "wait":
             if st is not None:
-                self.waits[st.name] = (st.now(), event.obj)
+                self.waits[st.name] = (st.now(), event.obj, event.value)
             return
         if kind == "wake":
             if st is None:
@@ -145,12 +146,12 @@ class PerfettoFormat(Format):
             begun = self.waits.pop(st.name, None)
             if begun is None:
                 return
-            start, obj = begun
+            start, obj, reason = begun
             end = max(start, self.actor.now() if self.actor is not None else start)
             if self.active():
                 self.tracer.out.add(_event(
-                    ph="X", pid=PID, tid=st.tid, ts=start, dur=end - start, name=f"wait {obj}",
-                    cat="sync", args={"obj": obj}))
+                    ph="X", pid=PID, tid=st.tid, ts=start, dur=end - start, name=_wait_name(obj, reason),
+                    cat="sync", args={"obj": obj, "reason": reason} if reason else {"obj": obj}))
             st.woken(end)                # the woken agent carries on from the wake-up
             return
         self.actor = st
@@ -180,11 +181,12 @@ class PerfettoFormat(Format):
         """Waits still open at the end (agents parked when the run ended) end at the last clock."""
         end = self._latest()
         lines = []
-        for name, (start, obj) in sorted(self.waits.items()):
+        for name, (start, obj, reason) in sorted(self.waits.items()):
             st = self.tracer.state_named(name)
             if st is not None:
+                args = {"obj": obj, "unfinished": True, **({"reason": reason} if reason else {})}
                 lines.append(_event(ph="X", pid=PID, tid=st.tid, ts=start, dur=max(0, end - start),
-                                    name=f"wait {obj}", cat="sync", args={"obj": obj, "unfinished": True}))
+                                    name=_wait_name(obj, reason), cat="sync", args=args))
         self.waits.clear()
         return "".join(lines)
 
@@ -201,3 +203,9 @@ class PerfettoFormat(Format):
         last = json.dumps({"name": "process_labels", "ph": "M", "pid": PID, "args": {"labels": "tessera trace"}},
                           separators=(",", ":"))
         return f'{last}\n],"displayTimeUnit":"ns","otherData":{json.dumps(other, separators=(",", ":"))}}}\n'
+
+
+def _wait_name(obj: str, reason: Any) -> str:
+    """A wait span's name: the object, then what exactly the agent waits for (the text a
+    deadlock report would print), e.g. ``wait tensix: T1 STALLWAIT C8 …``."""
+    return f"wait {obj}: {reason}" if reason else f"wait {obj}"
