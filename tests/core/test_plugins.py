@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 import tessera
-from tessera.errors import Deadlock, PluginError
+from tessera.errors import ConfigError, Deadlock, PluginError
 from tessera.isa import Encoding, Instruction
 from tessera.plugins import PluginHost
 
@@ -353,6 +353,19 @@ def test_raising_lifecycle_hook_names_the_plugin():
     with pytest.raises(PluginError, match="tessera_machine_ready raised RuntimeError") as info:
         new_machine(prog(("halt", dict(rd=0))), plugins=(("late", Bad()),)).run()
     assert info.value.plugin == "late"
+
+
+def test_a_lifecycle_hook_reporting_a_user_error_passes_it_on_unchanged():
+    # a plugin that finds the user's input bad (its kernel, a file) raises a TesseraError:
+    # the user gets that error and its exit status, not a plugin failure
+    class Picky(Plugin):
+        @tessera.hookimpl
+        def tessera_machine_ready(self):
+            raise ConfigError("label x: no such thread")
+
+    with pytest.raises(ConfigError, match="label x: no such thread") as info:
+        new_machine(prog(("halt", dict(rd=0))), plugins=(("picky", Picky()),)).run()
+    assert not isinstance(info.value, PluginError) and info.value.exit_code == 64
 
 
 # --------------------------------------------------------------------------- the host

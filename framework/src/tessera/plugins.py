@@ -399,7 +399,9 @@ class PluginHost:
         """Call every implementation of ``hook`` separately: ``[(plugin, result), ...]``.
 
         With ``isolate`` a raising plugin is marked failed, logged and skipped;
-        without, a :class:`PluginError` naming it is raised.
+        without, a :class:`PluginError` naming it is raised — unless what it raised is
+        a :class:`~tessera.errors.TesseraError` (a plugin telling the user of a bad
+        input, e.g. a file it cannot write), which propagates unchanged.
         """
         out = []
         impls = self.impls(hook)
@@ -410,6 +412,8 @@ class PluginHost:
             except PluginError:
                 raise
             except Exception as exc:
+                if not isolate and isinstance(exc, TesseraError):
+                    raise  # the plugin reports the user's error (a bad file, a bad kernel): as is
                 reason = f"{hook} raised {type(exc).__name__}: {exc}"
                 if not isolate:
                     raise PluginError(reason, plugin=impl.plugin_name) from exc
