@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.errors import ConfigError
+from tessera.errors import ConfigError, TesseraError
 from tessera_tensix.config import TensixConfig, presets
 from tessera_tensix.core import TensixCore
 from tessera_tensix.thread import TensixThread
@@ -47,6 +47,7 @@ def build(machine: Any) -> None:
     from tessera_tensix.l1 import L1
 
     core.l1 = L1(machine.space, L1_BASE, core.chip)
+    core.l1.signal = core.signal
     from tessera_tensix import l1io
 
     l1io.parse_outputs(cfg.l1_out, core.l1.size)  # refuse a bad --l1-out before running, not after
@@ -87,6 +88,7 @@ def start_threads(machine: Any) -> None:
         return
     named = [i for i, label in enumerate(THREAD_LABELS) if label in machine.symbols]
     if not named:
+        program_mops(machine, core)
         return
     while len(core.threads) <= max(named):
         add_thread(machine, core).prepare(machine)  # the machine prepared its agents already
@@ -96,6 +98,28 @@ def start_threads(machine: Any) -> None:
             thread.pc = thread.next_pc = machine.symbols[label]
         elif thread.instret == 0:
             thread.halt(0)                        # a thread the kernel gives nothing to run
+    program_mops(machine, core)
+
+
+def program_mops(machine: Any, core: TensixCore) -> None:
+    """Direct mode's stand-in for the RISC-V stores to ``TENSIX_MOP_CFG_BASE``: the nine
+    words at label ``unpack_mop:`` / ``math_mop:`` / ``pack_mop:`` (or ``mop:`` for a
+    one-thread kernel) become that thread's ``MopCfg[0..8]`` before it starts."""
+    from tessera_tensix.mop import CFG_WORDS, expander_of
+
+    names = [(f"{label}_mop", tid) for tid, label in enumerate(THREAD_LABELS)] + [("mop", 0)]
+    for name, tid in names:
+        address = machine.symbols.get(name)
+        if address is None:
+            continue
+        if tid >= len(core.threads):
+            raise ConfigError(f"label {name}: the kernel has no thread T{tid} to program")
+        try:
+            words = [machine.space.read(address + 4 * i, 4) for i in range(CFG_WORDS)]
+        except TesseraError as exc:  # a label at the end of memory
+            raise ConfigError(f"label {name}: cannot read the {CFG_WORDS} MopCfg words at "
+                              f"{address:#x}: {exc}") from None
+        expander_of(core.threads[tid]).program(words)
 
 
 def install_devices(machine: Any, core: TensixCore) -> None:

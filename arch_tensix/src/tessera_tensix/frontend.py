@@ -28,6 +28,17 @@ from typing import Any
 from tessera.control import Yield
 
 
+class Undecoded:
+    """A queued expanded word as a snapshot keeps it: decoded instructions (bound
+    semantics, observers) are not pickled; :meth:`FrontEnd.drain` decodes it again."""
+
+    __slots__ = ("word", "address")
+    mnemonic = "(undecoded)"
+
+    def __init__(self, word: int, address: int) -> None:
+        self.word, self.address = word, address
+
+
 class FrontEnd:
     """Per-thread front-end state."""
 
@@ -44,6 +55,9 @@ class FrontEnd:
         #: per-thread state of the expanders, created by their modules on first use
         self.mop: Any = None
         self.replay: Any = None
+        #: the vector unit's SFPLOADMACRO schedule, once this thread issued an SFPLOADMACRO
+        #: (semantics.loadmacro.Schedule): while it is busy every instruction clocks it
+        self.macro: Any = None
 
     # -- the wait gate
     def gate_reason(self, thread: Any, ins: Any) -> str | None:
@@ -71,7 +85,9 @@ class FrontEnd:
     def slow(self) -> bool:
         """Must the thread's instructions go one at a time through :meth:`admit`?"""
         replay = self.replay
-        return self.latched is not None or (replay is not None and replay.loading)
+        macro = self.macro
+        return (self.latched is not None or (replay is not None and replay.loading)
+                or (macro is not None and macro.busy))
 
     def admit(self, thread: Any, ins: Any) -> bool:
         """The replay expander's part for ``ins`` reaching it: while REPLAY is loading it
@@ -89,18 +105,28 @@ class FrontEnd:
         if recordable and not self.admit(thread, ins):
             return
         reason = self.gate_reason(thread, ins)
+        macro = self.macro
         if reason is not None:
+            if macro is not None:  # cycles pass while the thread waits
+                macro.idle(thread)
             thread.core.signal.hold(thread, f"{reason} (at {ins.mnemonic} from {origin})")
         trap = getattr(ins, "trap", None)
         if trap is not None:  # an undecodable word in an expansion
             raise trap
+        if macro is not None and macro.busy and not macro.tick(thread, ins):
+            return  # discarded: its sub-unit runs an instruction SFPLOADMACRO scheduled
         ins.run(thread, ins)
+        for observe in getattr(ins, "observers", ()):  # a trace sees each expanded instruction
+            observe(thread, ins)
 
     def expand(self, thread: Any, words: Any, origin: str, recordable: bool = True) -> None:
-        """Queue ``words`` (made by ``origin``, e.g. ``"MOP at 0x40"``) for :meth:`drain`;
-        ``recordable``: they reach the replay expander (MOP output; not replay output)."""
+        """Queue ``words`` (made by ``origin``, e.g. ``"MOP at 0x40"``, the instruction at the
+        thread's PC) for :meth:`drain`; ``recordable``: they reach the replay expander (MOP
+        output; not replay output).  Each is decoded at the origin's address, so a trace
+        lists the expansion under the instruction that made it."""
         decode = thread.core.decode
-        self.pending.extend((decode(w), origin, recordable) for w in words)
+        pc = thread.pc
+        self.pending.extend((decode(w, pc), origin, recordable) for w in words)
 
     def drain(self, thread: Any) -> None:
         """Issue the pending instructions in order; a wait leaves the rest queued."""
@@ -109,6 +135,9 @@ class FrontEnd:
         try:
             while pending:
                 ins, origin, recordable = pending[0]
+                if type(ins) is Undecoded:  # queued before a snapshot was restored
+                    ins = thread.core.decode(ins.word, ins.address)
+                    pending[0] = (ins, origin, recordable)
                 if recordable:  # through the replay expander once, even if it waits below
                     pending[0] = (ins, origin, False)
                     if not self.admit(thread, ins):
@@ -118,6 +147,11 @@ class FrontEnd:
                 pending.popleft()
         finally:
             self.draining = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["pending"] = deque((Undecoded(i.word, i.address), o, r) for i, o, r in self.pending)
+        return state
 
     def state(self) -> dict[str, Any]:
         return {"pending": [f"{i.mnemonic} {i.word:#010x} from {o}" for i, o, _ in self.pending],

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tessera.control import Trap
 from tessera.engine import RUNNABLE, CpuAgent
 from tessera_tensix.config import ConfigSpace
 from tessera_tensix.frontend import FrontEnd
@@ -37,9 +38,11 @@ class TensixThread(CpuAgent):
         self.frontend = FrontEnd()
 
     def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
-        """Run as a CPU does, except while a STALLWAIT/SEMWAIT is latched or REPLAY is
-        loading: then one instruction at a time, each first passing the replay expander
-        (recorded; skipped if not also executed) and the wait gate (parks when held)."""
+        """Run as a CPU does, except while a STALLWAIT/SEMWAIT is latched, REPLAY is
+        loading or instructions scheduled by SFPLOADMACRO wait: then one instruction at a
+        time, each first passing the replay expander (recorded; skipped if not also
+        executed), the wait gate (parks when held) and SFPLOADMACRO's clock
+        (:mod:`tessera_tensix.semantics.loadmacro`)."""
         frontend = self.frontend
         if not frontend.slow():
             return super().run_slice(limit, cycle_limit)
@@ -55,6 +58,18 @@ class TensixThread(CpuAgent):
                         continue
                     frontend.admitted = self.pc
                 reason = frontend.gate_reason(self, ins)
+            macro = frontend.macro
+            if macro is not None and macro.busy and not frontend.pending:
+                try:  # SFPLOADMACRO's schedule: cycles pass while waiting, or this one issues
+                    if reason is not None:
+                        macro.idle(self)
+                    elif not macro.tick(self, ins):  # discarded: its sub-unit is taken
+                        self.pc = self.next_pc = self.pc + 4
+                        used += 1
+                        continue
+                except Trap as trap:  # a rule broken by a scheduled instruction
+                    self.deliver_trap(trap)
+                    return used + 1
             if reason is not None:
                 self.park(self.core.signal, f"{self.name.upper()} {reason} (at pc {self.pc:#x})")
                 return used
