@@ -32,6 +32,9 @@ class L1:
         self.size = SIZES[chip]
         self.region = space.add_ram("l1", base, self.size, perms="rw")
         self.bytes = np.frombuffer(self.region.data, dtype=np.uint8)  # a live, writable view
+        #: woken after every write through :meth:`write` (the core's BackendSignal, set by
+        #: the board): threads waiting on L1 contents (ATCAS, ATINCGETPTR) re-check
+        self.signal: Any = None
 
     def check(self, offset: int, n: int, who: str) -> None:
         """Stop the run (a rule trap) unless ``[offset, offset + n)`` lies inside L1."""
@@ -56,6 +59,8 @@ class L1:
             data = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<"), copy=False).tobytes()
         self.check(offset, len(data), who)
         self.space.write_bytes(self.base + offset, bytes(data))
+        if self.signal is not None:
+            self.signal.changed()
 
     def word(self, offset: int, who: str = "L1") -> int:
         """The 32-bit little-endian word at ``offset``."""
