@@ -36,7 +36,8 @@ class SrcRegister:
         self.matrix_bank = 0                   # the bank the matrix unit uses
         self.unpacker_bank = 0                 # the bank its unpacker writes
         #: ``Unpackers[i].SrcRow[thread]``: the row the unpacker writes next, per Tensix
-        #: thread (SETDVALID / UNPACR_NOP reset it to ``SRC?_SET_Base << 4``)
+        #: thread (SETDVALID / UNPACR_NOP reset it to ``SRC?_SET_Base << 4``); the
+        #: unpackers' state (``unpack.Unpackers.src_row``) holds these same lists
         self.src_row = [0, 0, 0]
         #: the matrix unit's most recent starting row of this register (SHIFTXA's
         #: ``HardwareBug()`` reads SrcA's; see :func:`tessera_tensix.matrixbanks.note_row`)
