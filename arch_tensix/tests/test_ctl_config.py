@@ -1,10 +1,9 @@
-"""SFPCONFIG (§17.1, E3, E4) and SFPLOADMACRO (decoded, not supported)."""
+"""SFPCONFIG (§17.1, E3, E4); what SFPLOADMACRO does with it is in test_loadmacro.py."""
 
 from __future__ import annotations
 
 import pytest
 from tensix_ctl_support import (
-    M32,
     SFPCONFIG,
     SFPENCC,
     SFPIADD,
@@ -153,10 +152,17 @@ def test_undefined_destinations():
     assert (t.sfpu.lreg == before).all() and lane_config(t) == [0] * 32
 
 
-def test_loadmacro_not_supported_even_when_lenient():
-    for lenient in (False, True):
-        t = Thread(lenient=lenient)
-        word = SFPLOADMACRO(1, 2, 3, 7, 5, 1)
-        with pytest.raises(Trap, match="sfploadmacro: not supported") as info:
-            execute(t, word)
-        assert info.value.tval == word & M32
+def test_loadmacro_with_an_empty_sequence_is_an_sfpload():
+    from tensix_dest_support import Thread as DestThread
+    from tensix_dest_support import execute as dest_execute
+    from tensix_dest_support import sfpload
+
+    t, plain = DestThread(), DestThread()
+    for th in (t, plain):
+        th.sfpu.lreg[15] = [0x4000_0000 + L for L in LANE]
+        th.dest.flat[:] = range(th.dest.flat.size)         # distinct Dst16b cells
+    # macro 1, VD = 1·4 + 2 = 6, Mod0 BF16, Imm10 = 5·2 + 1 = 11 (bit 0 ignored: row 8)
+    dest_execute(t, SFPLOADMACRO(1, 2, 2, 0, 5, 1))
+    dest_execute(plain, sfpload(6, 2, 0, 11))
+    assert lreg(t, 6) == lreg(plain, 6) and any(lreg(t, 6))
+    assert t.core.units["loadmacro"].pending == []

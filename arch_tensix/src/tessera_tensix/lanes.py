@@ -55,6 +55,15 @@ DEST_WR_COL_EXCHANGE = 7
 EXCHANGE_SRCB_SRCC = 8
 ROW_MASK_SHIFT = 12
 
+#: Operand overrides an instruction scheduled by SFPLOADMACRO carries in its ``__dict__``
+#: (:mod:`tessera_tensix.semantics.loadmacro`): ``MACRO_VB`` is the register an instruction
+#: whose functional model says ``unsigned VB = VD;`` (SFPIADD, SFPSHFT, SFPXOR, SFPSETEXP …)
+#: reads instead of LReg[VD]; ``MACRO_VC`` the one SFPADDI/SFPMULI read instead (their
+#: ``unsigned VC = VD;``).  Instructions issued normally never carry them, so the semantic
+#: functions read ``ins.__dict__.get(MACRO_VB, vd)``.
+MACRO_VB = "_tx_macro_vb"
+MACRO_VC = "_tx_macro_vc"
+
 _ALL = np.ones(LANES, dtype=bool)
 _ALL.setflags(write=False)
 _ROW_BIT = (np.uint32(1) << (ROW + ROW_MASK_SHIFT).astype(np.uint32)).astype(np.uint32)

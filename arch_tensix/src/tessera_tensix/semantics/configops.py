@@ -1,4 +1,4 @@
-"""Vector-unit configuration: SFPCONFIG (§17.1, errata E3/E4) and SFPLOADMACRO (§17.2).
+"""Vector-unit configuration: SFPCONFIG (§17.1, errata E3/E4).
 
 SFPCONFIG reads its value from Imm16 (Mod1 bit0, IMM16_IS_VALUE) or from LReg[0] of
 row 0 (lane L uses LReg[0][L & 7]: the first 8 lanes are broadcast to all four rows).
@@ -22,9 +22,10 @@ UseLaneFlagsForLaneEnable[L & 7] and not LaneFlags[L & 7]; ROW_MASK is not consu
 A change of LaneConfig.DISABLE_BACKDOOR_LOAD is seen by the very next instruction
 (the hardware may show either value without an SFPNOP in between).
 
-SFPLOADMACRO is decoded but not executed: running it stops with a "not supported"
-message whatever ``lenient`` says (the vendor simulator does not model it either,
-so there is no oracle for its sub-unit scheduling).
+LoadMacroConfig (templates, sequences, Misc) is what SFPLOADMACRO runs
+(:mod:`tessera_tensix.semantics.loadmacro`).  An SFPCONFIG scheduled by an SFPLOADMACRO
+gets the macro's VD as its destination: LReg index 0..7 (a template or a sequence), or
+16, which names no configuration destination: it then does nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from tessera.control import Trap
 from tessera_tensix import lanes, rules
 from tessera_tensix.semantics import op
 
@@ -80,6 +80,8 @@ def _store(dest: np.ndarray, value: np.ndarray, gate: np.ndarray | None) -> None
 @op("SFPCONFIG")
 def sfpconfig(thread: Any, ins: Any) -> None:
     dest, mod1, imm16 = ins.config_dest, ins.instr_mod1, ins.imm16_math
+    if dest > 15:                                  # 16: only from SFPLOADMACRO, no such case
+        return
     if dest in (9, 10):
         rules.broken(thread, ins, f"destination {dest} is not defined "
                                   "(0..8 LoadMacroConfig, 11..14 LReg, 15 LaneConfig)")
@@ -112,10 +114,3 @@ def sfpconfig(thread: Any, ins: Any) -> None:
             new = new | (old & U32(0x3_0000))
         _store(sfpu.lane_config, new, gate)
 
-
-@op("SFPLOADMACRO")
-def sfploadmacro(thread: Any, ins: Any) -> None:
-    raise Trap(rules.RULE, ins.word,
-               name=f"{ins.mnemonic}: not supported by this emulator (SFPLOADMACRO's "
-                    "sub-unit scheduling is not modelled; expand the macro into plain "
-                    "SFPU instructions)", word=ins.word)

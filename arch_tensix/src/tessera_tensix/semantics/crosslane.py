@@ -16,6 +16,12 @@ Decisions for points the references leave open (see docs/tensix.md):
 * Wormhole SFPSHFT2 SUBVEC_SHFLSHR1 reproduces the documented hardware bug: lanes
   with column 0 receive ``vc0[L + 7]``, where vc0 is the VC vector sampled by the most
   recent SHFLROR1 / SHFLROR1_AND_COPY4 (zero before any).
+* Under SFPLOADMACRO (:mod:`tessera_tensix.semantics.loadmacro`) SFPSWAP reads the value
+  its model calls LReg[VD] from the macro's VB (``lanes.MACRO_VB``), as the other Simple
+  sub-unit instructions that read VD do, and writes VD before VC, so when the macro makes
+  VC and VD the same register the VC write (VD's old value, e.g. the max) is the one
+  left; SFPSHFT2 SHFT_LREG / SHFT_IMM read the macro's VB when it sets one.  Issued
+  normally this changes nothing (VC = VD holds equal values).
 """
 
 from __future__ import annotations
@@ -66,7 +72,8 @@ def sfpswap(thread: Any, ins: Any) -> None:
         mod1 = 9                                   # lenient: the model's default case
     sfpu = thread.core.sfpu
     lreg = sfpu.lreg
-    pair = lreg.take((vc, vd), axis=0)                # a copy: cv = pair[0], dv = pair[1]
+    # a copy: cv = pair[0], dv = pair[1] (dv read through the macro's VB when scheduled)
+    pair = lreg.take((vc, ins.__dict__.get(lanes.MACRO_VB, vd)), axis=0)
     configured = lanes.configured(sfpu)
     swap = None                                    # None: every lane swaps
     if mod1:
@@ -86,20 +93,20 @@ def sfpswap(thread: Any, ins: Any) -> None:
             indexed = everywhere & index_mode
             swap = everywhere & ~index_mode
     if swap is None:
-        if vc < 8:
-            lreg[vc] = pair[1]
         if vd < 8:
             lreg[vd] = pair[0]
-    else:
         if vc < 8:
-            np.copyto(lreg[vc], pair[1], where=swap)
+            lreg[vc] = pair[1]
+    else:
         if vd < 8:
             np.copyto(lreg[vd], pair[0], where=swap)
+        if vc < 8:
+            np.copyto(lreg[vc], pair[1], where=swap)
     if indexed is not None:                        # argmin/argmax: values in 0..3, indices in 4..7
-        if vc < 4:
-            np.copyto(lreg[vc], pair[1], where=indexed)
         if vd < 4:
             np.copyto(lreg[vd], pair[0], where=indexed)
+        if vc < 4:
+            np.copyto(lreg[vc], pair[1], where=indexed)
         ic, id_ = 4 + (vc & 3), 4 + (vd & 3)
         if ic != id_:
             index_pair = lreg.take((ic, id_), axis=0)
@@ -166,14 +173,14 @@ def sfpshft2(thread: Any, ins: Any) -> None:
         else:
             result[_COL0] = 0
     elif mod1 == 5:                                # SHFT_LREG: VB shifted by VC (logical)
-        vb = ins.imm12_math & 15                   # the VB operand: the low 4 bits of Imm12
+        vb = ins.__dict__.get(lanes.MACRO_VB, ins.imm12_math & 15)   # VB field: Imm12's low 4 bits
         from tessera_tensix.semantics.intops import shift_by_lanes
 
         result = shift_by_lanes(lreg[vb], lreg[vc])
     else:                                          # 6 SHFT_IMM: VB = Imm12 & 15, amount = Imm12
         imm = ins.imm12_math
         imm = imm - 0x1000 if imm & 0x800 else imm
-        x = lreg[imm & 15]
+        x = lreg[ins.__dict__.get(lanes.MACRO_VB, imm & 15)]
         result = x << U32(imm & 31) if imm >= 0 else x >> U32((-imm) & 31)
     if w:
         if en is _ALL:

@@ -240,8 +240,9 @@ def _lane_mask(sfpu: Any, mod0: int, block_bit: U32, configured: bool, wh_store:
 
 
 def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,
-              write: bool = True, wh: bool = False, apply_addr_mod: bool = True) -> None:
-    """The SFPLOAD data move; ``write`` False drops the LReg write (VD 8..15).
+              write: bool = True, wh: bool = False, apply_addr_mod: bool = True) -> int:
+    """The SFPLOAD data move; ``write`` False drops the LReg write (VD 8..15).  Returns
+    the Dest address it read (SFPLOADMACRO's scheduled SFPSTORE writes there).
 
     Vendor ISA page BlackholeA0/TensixTile/TensixCoprocessor/SFPLOAD.md, "Functional
     model" (spec §10.3).  This runs once per instruction, so the common case (one of
@@ -273,6 +274,7 @@ def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: i
                     addr, vd)
     if apply_addr_mod:
         addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
+    return addr
 
 
 def _load_lanes(thread: Any, ins: Any, vd: int, mod0: int, addr: int, wh: bool) -> None:
@@ -413,25 +415,30 @@ def sfpstore(thread: Any, ins: Any) -> None:
 
 
 def sfpu_store(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: int, *,
-               wh: bool = False, apply_addr_mod: bool = True) -> None:
+               wh: bool = False, apply_addr_mod: bool = True, addr: int | None = None,
+               backdoor: bool = True) -> None:
     """The SFPSTORE data move from LReg[vd] (0..16) to Dest.
 
     Vendor ISA page BlackholeA0/TensixTile/TensixCoprocessor/SFPSTORE.md, "Functional
     model" (spec §10.4).  As in :func:`sfpu_load`, the compiled kernel of the common
     case is dispatched here; everything else goes through :func:`_store_lanes`.
+    An SFPSTORE scheduled by SFPLOADMACRO passes the ``addr`` its SFPLOADMACRO computed
+    (no address formation, no Sp update) and ``backdoor=False`` (DISABLE_BACKDOOR_LOAD
+    reads as true, so LReg[12..15] are stored from every lane).
     """
     core = thread.core
     sfpu = core.sfpu
     if mod0 == 0:
         mod0 = resolve_srcb(thread, store=True, wh=wh)
-    addr = addressing.sfpu_address(thread, imm10, int32_all=mod0 == INT32_ALL, load=False, wh=wh)
+    if addr is None:
+        addr = addressing.sfpu_address(thread, imm10, int32_all=mod0 == INT32_ALL, load=False, wh=wh)
     fast = None
-    if (vd < 12 or vd == 16) and core.dest.all_valid and not lanes.configured(sfpu):
+    if (vd < 12 or vd == 16 or not backdoor) and core.dest.all_valid and not lanes.configured(sfpu):
         fast = _STORE_FAST.get((mod0, wh))
         if fast is None:
             fast = _store_fast(mod0, wh)
     if fast is None:
-        _store_lanes(thread, vd, mod0, addr, wh)
+        _store_lanes(thread, vd, mod0, addr, wh, backdoor)
     else:
         c = core.cfg.fields
         remap = 1 if c.get("DEST_ACCESS_CFG_remap_addrs", 0) else 0
@@ -446,15 +453,16 @@ def sfpu_store(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: 
         addressing.apply_addr_mod(thread, addr_mod, fidelity=False, wh=wh)
 
 
-def _store_lanes(thread: Any, vd: int, mod0: int, addr: int, wh: bool) -> None:
+def _store_lanes(thread: Any, vd: int, mod0: int, addr: int, wh: bool, backdoor: bool = True) -> None:
     """SFPSTORE with the whole per-lane model of SFPSTORE.md's "Functional model":
     BLOCK_DEST_WR_FROM_SFPU (Blackhole), EN(L) (ignored by INT32_ALL), the backdoor
-    bit of LReg 12..15, DEST_WR_COL_EXCHANGE; the cells written become defined."""
+    bit of LReg 12..15 (unless ``backdoor`` is False: SFPLOADMACRO's store),
+    DEST_WR_COL_EXCHANGE; the cells written become defined."""
     core = thread.core
     sfpu = core.sfpu
     configured = lanes.configured(sfpu)
     mask = _lane_mask(sfpu, mod0, _WR_BLOCK, configured, wh_store=wh)
-    if 12 <= vd < 16:                                    # only lanes whose backdoor is disabled store
+    if backdoor and 12 <= vd < 16:                       # only lanes whose backdoor is disabled store
         open_ = (sfpu.lane_config & _NO_BACKDOOR) != 0
         mask = open_ if mask is None else mask & open_
     colx = _colx(sfpu, lanes.DEST_WR_COL_EXCHANGE) if configured else 0

@@ -14,4 +14,7 @@ from tessera_tensix.semantics import op
 
 @op("END")
 def end(thread: Any, ins: Any) -> None:
+    macro = getattr(getattr(thread, "frontend", None), "macro", None)
+    if macro is not None and macro.busy:  # SFPLOADMACRO's schedule runs out as cycles pass
+        macro.idle(thread)
     raise Halt(0)

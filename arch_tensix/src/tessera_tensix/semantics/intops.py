@@ -15,6 +15,11 @@ SFPLZ, SFPEXEXP) happen only when the VD field is < 8 (not 8..15, not 16).
 
 Wormhole deltas modelled here: SFPAND/SFPOR have no VB/Mod1 (always VD & VC),
 SFPSHFT has only ARG_IMM (no ARITHMETIC, no ARG_IMM_USE_VC).
+
+The functions whose functional model reads "VD" through ``unsigned VB = VD;`` (SFPIADD,
+SFPSHFT, SFPXOR, SFPSETEXP, SFPSETMAN, SFPSETSGN, Wormhole's SFPAND/SFPOR) read
+``ins.__dict__.get(MACRO_VB, vd)``: SFPLOADMACRO's scheduled copies set another VB
+(:mod:`tessera_tensix.semantics.loadmacro`); a normally issued instruction reads VD.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from tessera_tensix import lanes
+from tessera_tensix.lanes import MACRO_VB
 from tessera_tensix.semantics import op
 
 U32 = np.uint32
@@ -104,10 +110,10 @@ def sfpiadd(thread: Any, ins: Any) -> None:
     en = _enabled(sfpu)
     if mod1 & 1:                                          # ARG_IMM: VC + sext(Imm12)
         r = apply(sfpu, vd, w, en, np.add, lreg[vc], U32(sext12(ins.imm12_math) & 0xFFFF_FFFF))
-    elif mod1 & 2:                                        # ARG_2SCOMP_LREG_DST: VC - VD
-        r = apply(sfpu, vd, w, en, np.subtract, lreg[vc], lreg[vd])
-    else:                                                 # VC + VD
-        r = apply(sfpu, vd, w, en, np.add, lreg[vc], lreg[vd])
+    elif mod1 & 2:                                        # ARG_2SCOMP_LREG_DST: VC - VB (VB = VD)
+        r = apply(sfpu, vd, w, en, np.subtract, lreg[vc], lreg[ins.__dict__.get(MACRO_VB, vd)])
+    else:                                                 # VC + VB
+        r = apply(sfpu, vd, w, en, np.add, lreg[vc], lreg[ins.__dict__.get(MACRO_VB, vd)])
     if vd < 8:
         # CC_NONE (bit 2) keeps the flag, otherwise flag = result < 0; CC_GTE0 (bit 3)
         # then inverts whatever the flag is (E21)
@@ -126,7 +132,7 @@ def sfpshft(thread: Any, ins: Any) -> None:
     en = _enabled(sfpu)
     if _is_wormhole(thread):
         mod1 &= 1
-    x = lreg[vd]
+    x = lreg[ins.__dict__.get(MACRO_VB, vd)]             # VB = VD
     if mod1 & 1:                                          # ARG_IMM
         if mod1 & 4:                                      # ARG_IMM_USE_VC: shift VC instead
             x = lreg[vc]
@@ -172,7 +178,10 @@ def _bitwise(thread: Any, ins: Any, fn: Any) -> None:
     if w is None:
         return
     sfpu = thread.core.sfpu
-    vb = ins.lreg_src_b if mod1 & 1 and not _is_wormhole(thread) else vd   # USE_VB
+    if _is_wormhole(thread):                              # VB = VD (no USE_VB on Wormhole)
+        vb = ins.__dict__.get(MACRO_VB, vd)
+    else:                                                 # USE_VB ? VB : VD
+        vb = ins.lreg_src_b if mod1 & 1 else vd
     apply(sfpu, vd, w, _enabled(sfpu), fn, sfpu.lreg[vb], sfpu.lreg[vc])
 
 
@@ -183,7 +192,8 @@ def sfpxor(thread: Any, ins: Any) -> None:
     if w is None:
         return
     sfpu = thread.core.sfpu
-    apply(sfpu, vd, w, _enabled(sfpu), np.bitwise_xor, sfpu.lreg[vd], sfpu.lreg[vc])
+    apply(sfpu, vd, w, _enabled(sfpu), np.bitwise_xor, sfpu.lreg[ins.__dict__.get(MACRO_VB, vd)],
+          sfpu.lreg[vc])
 
 
 @op("SFPNOT")
@@ -280,10 +290,10 @@ def sfpsetexp(thread: Any, ins: Any) -> None:
     en = _enabled(sfpu)
     if mod1 & 1:                                          # ARG_IMM: Imm8 = insn[19:12]
         exp = U32(ins.imm12_math_19_12 << 23)
-    elif mod1 & 2:                                        # ARG_EXPONENT: VD's exponent field
-        exp = lreg[vd] & _EXP
-    else:                                                 # VD[7:0]
-        exp = (lreg[vd] & _FF) << _23
+    elif mod1 & 2:                                        # ARG_EXPONENT: VB's exponent field (VB = VD)
+        exp = lreg[ins.__dict__.get(MACRO_VB, vd)] & _EXP
+    else:                                                 # VB[7:0]
+        exp = (lreg[ins.__dict__.get(MACRO_VB, vd)] & _FF) << _23
     apply(sfpu, vd, w, en, np.bitwise_or, lreg[vc] & _NOEXP, exp)
 
 
@@ -296,7 +306,10 @@ def sfpsetman(thread: Any, ins: Any) -> None:
     sfpu = thread.core.sfpu
     lreg = sfpu.lreg
     en = _enabled(sfpu)
-    man = U32(ins.imm12_math << 11) if mod1 & 1 else lreg[vd] & _MAN   # ARG_IMM: Imm12 << 11
+    if mod1 & 1:                                          # ARG_IMM: Imm12 << 11
+        man = U32(ins.imm12_math << 11)
+    else:                                                 # VB's mantissa (VB = VD)
+        man = lreg[ins.__dict__.get(MACRO_VB, vd)] & _MAN
     apply(sfpu, vd, w, en, np.bitwise_or, lreg[vc] & _NOMAN, man)
 
 
@@ -315,7 +328,8 @@ def sfpsetsgn(thread: Any, ins: Any) -> None:
         else:
             apply(sfpu, vd, w, en, np.bitwise_and, lreg[vc], _NOSIGN)
     else:
-        apply(sfpu, vd, w, en, np.bitwise_or, lreg[vc] & _NOSIGN, lreg[vd] & _SIGN)
+        apply(sfpu, vd, w, en, np.bitwise_or, lreg[vc] & _NOSIGN,
+              lreg[ins.__dict__.get(MACRO_VB, vd)] & _SIGN)
 
 
 # ---------------------------------------------------------------- SFPDIVP2 (§11.3)

@@ -165,8 +165,11 @@ def sfpmuli(thread: Any, ins: Any) -> None:
 
 
 def _imm_mad(thread: Any, ins: Any, add: bool) -> None:
+    """c = LReg[VC] with VC = VD, unless SFPLOADMACRO scheduled this copy with another VC
+    (``lanes.MACRO_VC``, SFPLOADMACRO.md: the ``unsigned VC = VD;`` is skipped)."""
     vd, mod1, xyz, row, imm, wh = ins.__dict__.get(_ADDI_CACHE) or _addi_fields(thread, ins, add)
-    if vd < 8 and not mod1 & 8:                       # LReg[vd] written directly
+    vc = ins.__dict__.get(lanes.MACRO_VC, vd)
+    if vd < 8 and vc == vd and not mod1 & 8:          # LReg[vd] written directly
         sfpu = thread.core.sfpu
         addi_lreg_direct(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, vd,
                          imm, SIGN if mod1 & 2 else 0, add, wh)
@@ -176,9 +179,9 @@ def _imm_mad(thread: Any, ins: Any, add: bool) -> None:
         return
     sfpu = thread.core.sfpu
     if mod1 & 2:
-        np.bitwise_xor(sfpu.lreg[vd], _SIGN_ROW, out=row)
+        np.bitwise_xor(sfpu.lreg[vc], _SIGN_ROW, out=row)
     else:
-        np.copyto(row, sfpu.lreg[vd])
+        np.copyto(row, sfpu.lreg[vc])
     store(thread, ins, vd, w, bool(mod1 & 8), fma_wh(xyz) if wh else fma_bh(xyz),
           lanes.enabled(sfpu))
 

@@ -235,7 +235,8 @@ def _compare(thread: Any, ins: Any, greater: bool) -> None:
     if w is None:
         return
     sfpu = thread.core.sfpu
-    key = sign_mag_key(sfpu.lreg.take((vc, vd), axis=0))
+    # VB = VD in the model; SFPLOADMACRO's scheduled copy names another VB (lanes.MACRO_VB)
+    key = sign_mag_key(sfpu.lreg.take((vc, ins.__dict__.get(lanes.MACRO_VB, vd)), axis=0))
     if greater:
         t = np.less(key[0], key[1])                         # VC < VD, i.e. VD > VC
     else:
