@@ -117,3 +117,32 @@ def test_l1_input_larger_than_l1_is_refused(tmp_path):
     assert res.returncode == 64 and "do not fit in L1" in res.stderr
     # the same file fits Blackhole's larger L1
     assert tessera("run", "--arch", "tensix", str(src), "--l1", f"0x0={tmp_path / 'big.npy'}").returncode == 0
+
+
+def _words(*words: int) -> str:
+    return "".join(f"    .word {w:#010x}\n" for w in words)
+
+
+def test_mop_labels_program_each_thread_s_mop_config(tmp_path):
+    from tensix_expander_support import MOP, NOP, inc, template1_cfg
+
+    # T1's MOP runs its loop word 3 x 2 times (+5 each), T2's once with its own config
+    math_cfg = template1_cfg(3, 2, loop=inc(1, 5))
+    pack_cfg = template1_cfg(1, 1, loop=inc(2, 7))
+    src = tmp_path / "k.s"
+    src.write_text("unpack:\n    end\nmath:\n" + _words(MOP(1, 0, 0)) + "    end\npack:\n"
+                   + _words(MOP(1, 0, 0), MOP(1, 0, 0)) + "    end\nmath_mop:\n" + _words(*math_cfg)
+                   + "pack_mop:\n" + _words(*pack_cfg))
+    res = tessera("run", "--arch", "tensix", str(src), "--dump-state", "json")
+    assert res.returncode == 0, res.stderr
+    state = json.loads(res.stdout)
+    lreg = state["agents"]["t0"]["core"]["sfpu"]["lreg"]
+    assert int(lreg[1][0], 16) == 30 and int(lreg[2][0], 16) == 14
+    assert NOP not in math_cfg[5:6]
+
+
+def test_a_mop_label_too_close_to_the_end_of_memory_is_refused(tmp_path):
+    src = tmp_path / "k.s"
+    src.write_text("end\n.org 0x3fff8\nmop:\n.word 1\n")
+    res = tessera("run", "--arch", "tensix", str(src))
+    assert res.returncode == 64 and "label mop: cannot read the 9 MopCfg words" in res.stderr

@@ -118,11 +118,11 @@ def test_table_cli_run_stops_on_reserved_bits_unless_lenient(tmp_path):
 
 
 def test_table_cli_run_out_of_scope_instruction(tmp_path):
-    kernel = tmp_path / "mvmul.s"
-    kernel.write_text("ttmvmul 0,0,0,0\nend\n")
+    kernel = tmp_path / "conv3s1.s"
+    kernel.write_text("ttconv3s1 0,0,0,0\nend\n")
     res = tessera("run", "--arch", "tensix", str(kernel))
     assert res.returncode != 0
-    assert "ttmvmul: not supported in direct mode yet (MVMUL, MATH unit)" in res.stderr
+    assert "ttconv3s1: not supported in direct mode yet (CONV3S1, MATH unit)" in res.stderr
 
 
 def test_table_cli_demo_runs_the_example():

@@ -89,15 +89,25 @@ OVERRIDES: dict[str, dict[str, dict[str, str | None]]] = {
         "FLUSHDMA": {"flush_spec": "3:0"},                    # seed 000: ConditionMask [3:0]
         # tensix-sfpu.md §1 note: Mod1Mirror [19:16] (used by the stall logic only)
         "SFPLUTFP32": {"+mod1_mirror": "19:16"},
+        # SETADCXY.md … ADDRCRZW.md (and their encoding diagrams): ThreadOverride [19:18]
+        # picks the ADC (0: the current thread's, n: thread n-1's); the json leaves it out.
+        **{name: {"+thread_override": "19:18"}
+           for name in ("SETADCXY", "INCADCXY", "ADDRCRXY", "SETADCZW", "INCADCZW", "ADDRCRZW")},
     },
     "bh": {
         # tensix.md 5.1 #14 / §5.2: BH ConditionMask is [12:0] (C0–C12); the json stops at 11.
         "STALLWAIT": {"wait_res": "12:0"},
+        # tt-llk's UNPACR_NOP SETREG form (no Blackhole page): AddrSel = [22]:[15]
+        "UNPACR_NOP": {"+setreg_addr_sel_hi": "22:22", "+setreg_addr_sel_lo": "15:15"},
     },
     "wh": {
         # WormholeB0 ZEROACC.md: bit 18 is Revert (the json leaves it out, so it would be a
         # reserved bit); modes 1-3 with it set are undefined behaviour, mode 0 ignores it.
         "ZEROACC": {"+revert": "18:18"},
+        # UNPACR_NOP_SETREG.md / UNPACR_NOP_OverlayClear.md: AddrSel [22], AddrMid or the
+        # stream [21:16], Value11 or ClearCount [14:4] (its bit 4 is no_op's [4]; the json has
+        # only [23] and [4:0])
+        "UNPACR_NOP": {"+addr_sel": "22:22", "+addr_mid": "21:16", "+value11_hi": "14:5"},
     },
 }
 
@@ -105,7 +115,14 @@ OVERRIDES: dict[str, dict[str, dict[str, str | None]]] = {
 #: ZEROACC.md: "There is no syntax to specify Revert"): they follow the vendor operands as
 #: extras (default 0, left out by the disassembler while 0), and no TT_OP macro argument
 #: sets them.
-SYNTAX_EXTRAS: dict[str, tuple[str, ...]] = {"ZEROACC": ("revert",)}
+SYNTAX_EXTRAS: dict[str, tuple[str, ...]] = {
+    "ZEROACC": ("revert",),
+    # the vendor's UNPACR_NOP syntax folds these into one operand (UNPACR_NOP_SETREG.md)
+    "UNPACR_NOP": ("addr_sel", "addr_mid", "value11_hi", "setreg_addr_sel_hi", "setreg_addr_sel_lo"),
+    # "There is no syntax to specify ThreadOverride" (SETADCXY.md and the five others)
+    **{name: ("thread_override",)
+       for name in ("SETADCXY", "INCADCXY", "ADDRCRXY", "SETADCZW", "INCADCZW", "ADDRCRZW")},
+}
 
 #: (instruction, json name, hi:lo) -> field name: fields named by their role, not the json's.
 RENAMES = {

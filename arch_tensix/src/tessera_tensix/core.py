@@ -32,7 +32,7 @@ class TensixCore:
         self.l1: Any = None                       # tessera_tensix.l1.L1, mapped by the board
         self.threads: list[Any] = []
         self.machine: Any = None
-        self._decoded: dict[int, Any] = {}
+        self._decoded: dict[tuple[int, int], Any] = {}
 
     def unit(self, name: str, make: Any) -> Any:
         """The state of unit ``name``, made by ``make(core)`` the first time it is asked for."""
@@ -41,13 +41,16 @@ class TensixCore:
             state = self.units[name] = make(self)
         return state
 
-    def decode(self, word: int) -> Any:
-        """A decoded instruction for ``word`` issued by an expander (MOP, REPLAY), its
-        semantics bound; cached per word (expansions repeat the same few words)."""
-        ins = self._decoded.get(word)
+    def decode(self, word: int, address: int = 0) -> Any:
+        """A decoded instruction for ``word`` issued by an expander (MOP, REPLAY) at
+        ``address`` (the expanding instruction's: traces attribute it there), its
+        semantics bound and its observers (``tessera_execute_observe``: a trace) attached
+        as ``ins.observers``; cached (expansions repeat the same few words)."""
+        key = (word, address)
+        ins = self._decoded.get(key)
         if ins is None:
             arch = self.threads[0].arch
-            ins = self.machine.decoder(arch).decode(word, 0)
+            ins = self.machine.decoder(arch).decode(word, address)
             run = getattr(ins.run, "resolve", None)
             if run is not None:
                 ins.run = run()
@@ -55,8 +58,25 @@ class TensixCore:
                 ins.cycles = int(self.machine.timing.cycles(ins))
             except Exception:  # noqa: BLE001 - a cost the expansion does not charge
                 ins.cycles = 1
-            self._decoded[word] = ins
+            ins.observers = self._observers(arch, ins)
+            self._decoded[key] = ins
         return ins
+
+    def _observers(self, arch: Any, ins: Any) -> tuple[Any, ...]:
+        """What the ``tessera_execute_observe`` hooks want called after ``ins`` (as the
+        engine asks when it fills its decode cache)."""
+        from tessera.errors import PluginError
+
+        found = []
+        for impl in self.machine.hook_calls("tessera_execute_observe"):
+            try:
+                ob = impl(machine=self.machine, arch=arch, ins=ins)
+            except Exception as exc:
+                raise PluginError(f"tessera_execute_observe raised {type(exc).__name__}: {exc}",
+                                  plugin=impl.plugin_name) from exc
+            if ob is not None:
+                found.append(ob)
+        return tuple(found)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

@@ -57,7 +57,7 @@ from tessera_tensix import rules
 from tessera_tensix.semantics import REGISTRY, reserved_name
 from tessera_tensix.timing import timing_class
 
-__all__ = ["CHIPS", "ISSUE5", "WAITS", "RowInfo", "Tables", "resource", "row_info", "tables"]
+__all__ = ["CHIPS", "DIRECT_MODE", "ISSUE5", "ISSUE16", "WAITS", "RowInfo", "Tables", "resource", "row_info", "tables"]
 
 #: chip -> (generated module, name used in messages)
 CHIPS = {"bh": ("_bh", "Blackhole"), "wh": ("_wh", "Wormhole B0")}
@@ -79,9 +79,35 @@ ISSUE5 = frozenset({
     "END",
 })
 
+#: The rest of the coprocessor (issue 16): front end, sync unit, configuration unit,
+#: ADCs, SrcA/SrcB and the matrix unit, unpackers, packers, mover, scalar-unit memory.
+#: (Rows of instructions no vendor page describes — the 3x3 pooling/convolution family,
+#: SETASHRM*, TRNSPSRCA, SETIBRWC, RAREB … — still stop as "not supported".)
+ISSUE16 = frozenset({
+    "ADDRCRXY", "ADDRCRZW", "ATCAS", "ATGETM", "ATINCGET", "ATINCGETPTR", "ATRELM", "ATSWAP",
+    "CFGSHIFTMASK", "CLEARDVALID", "CLREXPHIST", "DMANOP", "DOTPV", "ELWADD", "ELWMUL", "ELWSUB",
+    "GAPOOL", "GATESRCRST", "GMPOOL", "INCADCXY", "INCADCZW", "INCRWC", "LOADIND", "LOADREG",
+    "MOP", "MOP_CFG", "MOVA2D", "MOVB2A", "MOVB2D", "MOVD2A", "MOVD2B", "MOVDBGA2D", "MVMUL", "NOP",
+    "PACR", "PACR_SETREG", "RDCFG", "REG2FLOP", "REPLAY", "RMWCIB0", "RMWCIB1", "RMWCIB2", "RMWCIB3",
+    "SEMGET", "SEMINIT", "SEMPOST", "SEMWAIT", "SETADC", "SETADCXX", "SETADCXY", "SETADCZW", "SETC16",
+    "SETDVALID", "SETRWC", "SHIFTXA", "SHIFTXB", "STALLWAIT", "STOREIND", "STOREREG", "STREAMWAIT",
+    "STREAMWRCFG", "TRNSPSRCB", "UNPACR", "UNPACR_NOP", "WRCFG", "XMOV", "ZEROSRC",
+})
+#: Every instruction direct mode executes (rows flagged ``direct-mode``).
+DIRECT_MODE = ISSUE5 | ISSUE16
+
 #: Instructions that stall the issuing thread until a condition holds (the vendor's ISA
 #: pages): their rows carry the ``wait`` control flag, so a translated block ends there.
-WAITS = frozenset({"STALLWAIT", "SEMWAIT", "STREAMWAIT", "ATGETM", "FLUSHDMA"})
+WAITS = frozenset({"STALLWAIT", "SEMWAIT", "STREAMWAIT", "ATGETM", "ATRELM", "FLUSHDMA",
+                   "MOP", "REPLAY",  # an instruction they expand to may wait (expanders.py)
+                   # implicit waits for a Src bank to belong to the matrix unit (srcmoves.py)
+                   "MOVA2D", "MOVB2D", "MOVB2A", "TRNSPSRCB", "SHIFTXA", "SHIFTXB",
+                   # … and for both banks (matrix_ops.py)
+                   "MVMUL", "DOTPV", "GAPOOL", "GMPOOL", "ELWMUL", "ELWADD", "ELWSUB",
+                   # L1 conditions; STOREIND to SrcA/SrcB waits for the unpackers' bank
+                   "ATCAS", "ATINCGETPTR", "STOREIND",
+                   # the unpackers wait for their Src bank (unpack.py)
+                   "UNPACR", "UNPACR_NOP"})
 
 
 @attrs.frozen
@@ -201,7 +227,7 @@ def tables(chip: str) -> Tables:
         flags = {resource.lower() or "none"}
         if unsupported:
             flags.add("ttsim-unsupported")
-        if name in ISSUE5:
+        if name in DIRECT_MODE:
             flags.add("direct-mode")
         if name in WAITS:
             flags.add("wait")
