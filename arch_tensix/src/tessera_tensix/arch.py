@@ -30,7 +30,7 @@ def _arch(name: str, chip: str, description: str) -> Architecture:
         fields=tables.fields,
         encodings=tables.encodings,
         timing=TIMING,
-        capabilities={"sfpu", "dest", "direct-mode"},
+        capabilities={"sfpu", "dest", "direct-mode", "sync", "multi-agent"},
         reset_pc=0,
         # direct mode runs Tensix words, not the RISC-V code of a baby-core ELF
         # (EM_RISCV): only EM_NONE ELFs load (docs/tensix.md "ELF files")

@@ -1,7 +1,8 @@
 """Conformance cases of Tensix (``tessera_conformance_cases``, see docs/conformance.md).
 
 Direct-mode kernels with what they must leave behind: a Dest slice written by the SFPU,
-and the documented way bad words stop a run (one line, exit status 68).  Tensix threads
+two threads ordered by a semaphore, a deadlock report naming the condition, and the
+documented way bad words stop a run (one line, exit status 68).  Tensix threads
 never branch, so there is no endless case: the suite's budget check cuts the longest
 program in half instead.
 """
@@ -30,6 +31,44 @@ def _dest_half(machine: Any, outcome: Any) -> str | None:
     return None
 
 
+#: T1 copies LReg 0 only after T0 has loaded it: without the semaphore (T0 is two
+#: instructions behind) it would copy the reset value 0.
+HANDOFF = """
+unpack:
+        ttseminit 1,0,2            # MATH_PACK (sem 1): Max 1, Value 0
+        sfpnop
+        sfpnop
+        sfploadi L0,16128,0        # L0 = 0.5
+        ttsempost 2                # MATH_PACK += 1
+        end
+math:
+        ttsemwait 256,2,1          # block the SFPU (B8) while MATH_PACK is 0 (C0)
+        sfpmov L1,L0,0             # L1 = L0
+        end
+"""
+
+#: Nobody posts: T1 waits forever, and the report says on what.
+STUCK = """
+math:
+        ttsemwait 256,2,1
+        sfpmov L1,L0,0
+        end
+"""
+
+
+def _lreg1_half(machine: Any, outcome: Any) -> str | None:
+    lanes = machine.ext["tensix"].sfpu.lreg[1]
+    if not (lanes == 0x3F00_0000).all():
+        return f"LReg[1] lane 0 = {int(lanes[0]):#010x}, expected 0x3f000000 (T0's L0)"
+    return None
+
+
+def _names_the_condition(machine: Any, outcome: Any) -> str | None:
+    text = str(outcome.error)
+    want = "t1 waits for T1 SEMWAIT MATH_PACK (sem 1) value 0 (B8 blocks SFPMOV)"
+    return None if want in text else f"the deadlock report {text!r} does not say {want!r}"
+
+
 CASES: list[dict[str, Any]] = [
     {
         "name": "dest-half",
@@ -56,5 +95,28 @@ CASES: list[dict[str, Any]] = [
 ]
 
 
+#: cases of the whole coprocessor, the same on both chips
+THREAD_CASES: list[dict[str, Any]] = [
+    {
+        "name": "semaphore-handoff",
+        "description": "T1's SEMWAIT holds its SFPU instruction until T0 posts MATH_PACK",
+        "source": HANDOFF,
+        "max_steps": 100,
+        "expect": {"exit_code": 0},
+        "check": _lreg1_half,
+    },
+    {
+        "name": "deadlock-names-the-condition",
+        "description": "a SEMWAIT nobody posts ends in a deadlock naming thread, semaphore and block",
+        "source": STUCK,
+        "max_steps": 100,
+        "expect": {"reason": "deadlock"},
+        "check": _names_the_condition,
+    },
+]
+
+
 def cases(arch: Any) -> list[dict[str, Any]] | None:
-    return CASES if arch.name == "tensix" else None
+    if arch.name == "tensix":
+        return CASES + THREAD_CASES
+    return THREAD_CASES if arch.name == "tensix-wh" else None
