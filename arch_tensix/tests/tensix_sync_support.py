@@ -1,4 +1,4 @@
-"""Helpers of the sync-unit and wait-gate tests (test_sync.py, test_waitgate.py).
+"""Helpers of the sync-unit and wait-gate tests (test_syncunit.py, test_waitgate.py).
 
 * An independent encoder of the sync-unit instructions, arguments in the order of
   tt-llk's ``TT_OP_<NAME>`` macros, bit positions from the vendor's encoding diagrams
