@@ -142,6 +142,14 @@ def test_asm_to_a_word_list_runs(tessera, write, tmp_path):
     assert tessera("run", "--arch", "toy", out, "--until-symbol", "loop", "--dump-state", "text").code == 0
 
 
+def test_a_word_list_keeps_labels_not_assigned_constants(tessera, write, tmp_path):
+    out = tmp_path / "k.words"
+    src = write("k.s", "FOUR = 4\n.equ EIGHT, 8\nstart: li r1, 10\nnext:  halt r1\n")
+    assert tessera("asm", "--arch", "toy", src, "-o", out, "--format", "words").code == 0
+    # FOUR (4) is the address of a word too, but it is a constant, not a label
+    assert [t for t in out.read_text().split() if t.endswith(":")] == ["start:", "next:"]
+
+
 def test_asm_at_a_base_address(tessera, write, tmp_path):
     out = tmp_path / "sum.bin"
     res = tessera("asm", "--arch", "toy", "--base", "0x400", write("sum.s", SUM_SOURCE), "-o", out)

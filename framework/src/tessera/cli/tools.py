@@ -46,7 +46,7 @@ def asm(obj: Any, source: str, arch_name: str, output: str | None, fmt: str, bas
                 blob += bytes(step - len(blob) % step)
             labels: dict[int, list[str]] = {}
             for name, address in sorted(program.symbols.items(), key=lambda kv: kv[1]):
-                if (address - start) % step == 0 and 0 <= address - start <= len(blob):
+                if name in program.labels and (address - start) % step == 0 and 0 <= address - start <= len(blob):
                     labels.setdefault(address - start, []).append(f"{name}:")
             lines = []
             for i in range(0, len(blob), step):

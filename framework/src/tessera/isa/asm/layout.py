@@ -183,7 +183,8 @@ class _Pass:
                 segments.append([addr, bytearray(data)])
         symbols = {k: v for k, v in self.values.items() if v is not None and not is_local(k)}
         entry = self.entry[0] if self.entry else symbols.get("_start")
-        return Program(tuple((a, bytes(d)) for a, d in segments), symbols, entry)
+        labels = frozenset(k for k in symbols if self.kinds.get(k, ("",))[0] == "label")
+        return Program(tuple((a, bytes(d)) for a, d in segments), symbols, entry, labels)
 
 
 class _Symbols(Mapping[str, "int | None"]):

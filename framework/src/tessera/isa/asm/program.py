@@ -26,13 +26,16 @@ class Program:
 
     ``segments`` are ``(address, data)`` pairs, sorted, non-empty, non-overlapping
     and not touching (adjacent output is merged).  ``entry`` comes from ``.entry``,
-    else the symbol ``_start``, else ``None``.
+    else the symbol ``_start``, else ``None``.  ``labels`` are the symbols defined as
+    labels (``name:``), not by assignment (``.equ``, ``name = value``): the addresses a
+    word list keeps (``tessera asm --format words``).
     """
 
     segments: tuple[tuple[int, bytes], ...] = ()
     symbols: Mapping[str, int] = attrs.field(
         factory=dict, converter=lambda m: MappingProxyType(dict(m)), hash=False)
     entry: int | None = None
+    labels: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset, hash=False)
 
     @property
     def size(self) -> int:
