@@ -197,7 +197,11 @@ class Scheduler:
                 version = -1
                 if steps != before:
                     continue
-                # no slot used (an agent parked at once): one ordinary slice, then look again
+                # no slot used (an agent parked at once): one ordinary slice, then look again;
+                # with the agents' statuses as they are now (a slot that parked one may have
+                # woken another): the solo quantum below depends on who can run
+                live = [a for a in agents if not a.daemon and a.status != HALTED]
+                runnable = [a for a in agents if a.status == RUNNABLE]
             agent = agents[self.turn]
             if agent.status != RUNNABLE or agent.cycles >= cycle_limit:  # its turn passes
                 self.turn = (self.turn + 1) % count
