@@ -7,7 +7,7 @@ small immutable record and on nothing of how it was produced.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 import attrs
@@ -18,6 +18,10 @@ __all__ = ["MAX_OUTPUT", "Program"]
 
 #: Most bytes one program may produce, and the largest span :meth:`Program.image` builds.
 MAX_OUTPUT = 256 << 20
+
+
+def _names(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(names)
 
 
 @attrs.frozen
@@ -35,7 +39,7 @@ class Program:
     symbols: Mapping[str, int] = attrs.field(
         factory=dict, converter=lambda m: MappingProxyType(dict(m)), hash=False)
     entry: int | None = None
-    labels: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset, hash=False)
+    labels: frozenset[str] = attrs.field(default=frozenset(), converter=_names, hash=False)
 
     @property
     def size(self) -> int:
