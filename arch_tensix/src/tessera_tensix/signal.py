@@ -28,7 +28,14 @@ class BackendSignal(SyncObject):
         raise self.wait_for(thread, f"{thread.name.upper()} {reason}")
 
     def changed(self) -> None:
-        """Some backend state changed: let every waiter re-check its condition."""
+        """Some backend state changed: let every waiter re-check its condition.
+
+        With waiters, the change is first reported as a ``change`` sync event of the
+        thread that made it (the agent running now), so that a trace knows who woke
+        them and when (a Perfetto wait span ends at that thread's clock)."""
+        if self.waiters:
+            machine = self.machine
+            self.emit_event("change", machine.space.current_agent if machine is not None else None)
         self.wake_waiters()
 
     def state(self) -> dict[str, Any]:

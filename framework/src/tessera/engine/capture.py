@@ -162,7 +162,9 @@ def static_effects(ins: Any, agent: Any) -> tuple[frozenset[tuple[str, int]] | N
 
 def _analysis(ins: Any, agent: Any) -> tuple[Any, Any]:
     """``(static_writes, static_effects)`` of ``ins`` for ``agent``'s class, cached."""
-    if not getattr(ins, "blockable", True):
+    if not getattr(ins, "blockable", True) or not hasattr(ins, "installed"):
+        # (no ``installed``: not filled by the engine — an instruction an architecture
+        # issued itself, Instruction.issued_by — so nothing is known of its writes)
         return None, _NO_EFFECTS
     from tessera.engine.blocks import instruction_key, regfile_names, semantic
 

@@ -291,7 +291,12 @@ class Encoding:
     in an architecture with ``control_flow="flags"`` a row without one declares that it
     never transfers control, and ``tessera semantics`` / the ``control-flags``
     conformance check report rows whose code disagrees.  Other flags (``sync``,
-    ``load`` …) are free-form.  ``suffix`` names an enum field written as a mnemonic suffix
+    ``load`` …) are free-form; one more is read by tools: ``expands`` — the row's
+    instruction issues other instructions while it runs (an expander, like Tensix's MOP:
+    they carry :attr:`Instruction.issued_by <tessera.isa.instruction.Instruction.issued_by>`),
+    so a trace lists it before them.  ``unit`` names the execution unit that runs the
+    row (``"MATH"``, ``"SFPU"`` …; ``""``: not declared), for tools only: ``--trace
+    perfetto`` gives each unit a track.  ``suffix`` names an enum field written as a mnemonic suffix
     (``ld.b``: the size field); a slot written ``{name?}`` (last in the syntax only) is
     an optional operand whose field has a default.
 
@@ -313,6 +318,7 @@ class Encoding:
     doc: str = ""
     suffix: str | None = None
     variants: tuple[tuple[str, Callable[..., int | None]], ...] = attrs.field(default=(), converter=_variants)
+    unit: str = ""
 
     def __attrs_post_init__(self) -> None:
         if self.match & ~self.mask:

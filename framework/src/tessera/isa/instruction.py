@@ -28,6 +28,13 @@ class Instruction:
     blockable: bool
     observers: tuple[Any, ...]
     observer_calls: tuple[tuple[Any, str], ...]
+    #: An instruction that was not fetched but *issued by another one* (an expander's
+    #: output: Tensix MOP and REPLAY) says so here: a short name of what issued it
+    #: (``"MOP"``, ``"REPLAY from MOP"``), and its :attr:`address` is the issuing
+    #: instruction's.  ``None`` for every fetched instruction.  The architecture sets it
+    #: before the observers are asked for (``tessera_execute_observe``); tools read it once
+    #: per decoded instruction (a trace marks the line and lists it under its issuer).
+    issued_by: str | None = None
 
     def __init__(
         self, encoding: Encoding, word: int, address: int, size: int, operands: dict[str, int]

@@ -19,10 +19,13 @@ class AgentState:
     ``lives`` are the agent's own register lists (in :attr:`ArchLayout.files` order;
     an agent without a file gets an empty list there), ``shadows`` copies of them.
     ``head`` is the format's record prefix for this agent, ``tid`` its Perfetto track,
-    ``clock`` the agent's cycle count after its last traced retirement.
+    ``clock`` the agent's cycle count after its last traced retirement.  ``issuing`` is
+    the address of the instruction whose expansion the agent is issuing — listed already,
+    not retired yet (:mod:`tessera_trace.issuers`) — else ``None``.
     """
 
-    __slots__ = ("agent", "name", "layout", "lives", "shadows", "shadow_map", "head", "tid", "clock", "offset")
+    __slots__ = ("agent", "name", "layout", "lives", "shadows", "shadow_map", "head", "tid", "clock", "offset",
+                 "issuing")
 
     def __init__(self, agent: Any, layout: ArchLayout | None, tid: int) -> None:
         self.agent = agent
@@ -32,6 +35,7 @@ class AgentState:
         self.tid = tid
         self.clock = int(getattr(agent, "cycles", 0) or 0)
         self.offset = 0                   # time spent parked, which the agent's counter does not see
+        self.issuing: int | None = None
         self.lives: list[list[int]] = []
         self.shadows: list[list[int]] = []
         #: the shadows by register-file name: what the core's record operation compares

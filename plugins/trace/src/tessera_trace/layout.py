@@ -8,6 +8,31 @@ from __future__ import annotations
 
 from typing import Any
 
+#: the :class:`~tessera.isa.Encoding` flag of an instruction that issues others (an expander)
+EXPANDS = "expands"
+
+
+def issued_by(ins: Any) -> str | None:
+    """What issued ``ins`` (``"MOP"``, ``"REPLAY from MOP"``), or ``None``: it was fetched.
+
+    The core's mark (:attr:`tessera.isa.instruction.Instruction.issued_by`); an instruction
+    so marked has the issuing instruction's address."""
+    by = getattr(ins, "issued_by", None)
+    return by if isinstance(by, str) and by else None
+
+
+def expands(ins: Any) -> bool:
+    """Is ``ins`` a fetched instruction that issues others while it runs (its row has the
+    ``expands`` flag)?  A trace lists it before what it issues, not when it retires."""
+    flags = getattr(getattr(ins, "encoding", None), "flags", ())
+    return EXPANDS in flags and issued_by(ins) is None
+
+
+def unit_of(ins: Any) -> str:
+    """The execution unit that runs ``ins`` (its row's ``unit``), ``""`` when not declared."""
+    unit = getattr(getattr(ins, "encoding", None), "unit", "")
+    return unit if isinstance(unit, str) else ""
+
 
 def _safe_name(name: Any) -> bool:
     return isinstance(name, str) and bool(name) and not any(c in name for c in " =,:\"\\[]\n")
@@ -30,6 +55,8 @@ class ArchLayout:
         self.dis = arch.disassembler_class()(arch)
         self.pc_digits = max(8, (arch.address_bits + 3) // 4)
         self.files: list[str] = [rf.name for rf in arch.register_files if rf.storage]
+        #: the execution units the rows declare, in the order they first appear in the table
+        self.units: list[str] = list(dict.fromkeys(u for u in map(unit_of, arch.encodings) if u))
         self.names: list[list[str]] = []
         self.digits: list[int] = []
         self.nbytes: list[int] = []
@@ -66,6 +93,16 @@ class ArchLayout:
             except Exception:  # noqa: BLE001
                 text = str(getattr(ins, "mnemonic", "?"))
         return " ".join(str(text).split())
+
+    def listed(self, ins: Any) -> str:
+        """The disassembly as a commit log lists it: an instruction issued by another one
+        is indented two columns per level of issuer and names it (``  sfpiadd … (MOP)``,
+        ``    sfpnop (REPLAY from MOP)``)."""
+        asm = self.asm(ins)
+        by = issued_by(ins)
+        if by is None:
+            return asm
+        return f"{'  ' * (by.count(' from ') + 1)}{asm}  ({by})"
 
     def word_digits(self, ins: Any) -> int:
         return max(2, 2 * int(getattr(ins, "size", 0) or self.arch.word_bytes))

@@ -26,7 +26,8 @@ from tessera.engine.record import Change, Record
 from tessera_trace.agents import AgentState
 from tessera_trace.effects import changes, hex_digits
 from tessera_trace.formats.base import Format, Observer
-from tessera_trace.layout import ArchLayout
+from tessera_trace.issuers import issued, issuer, parked
+from tessera_trace.layout import ArchLayout, expands, issued_by
 
 
 def skip_observer(tracer: Any) -> Observer:
@@ -148,6 +149,8 @@ class CommitFormat(Format):
         self.skip = skip_observer(tracer)
         self._labels: dict[str, tuple[list[list[str]], dict[str, int]]] = {}
         self._templates = type(self).access_template is not CommitFormat.access_template
+        #: (architecture, address) -> the record token of the expander there (issuers.py)
+        self._expanders: dict[tuple[str, int], int] = {}
         self.make = self.observer  # type: ignore[assignment]
 
     def observer(self, layout: ArchLayout, ins: Any, traced: bool) -> Observer | None:
@@ -160,9 +163,36 @@ class CommitFormat(Format):
         bare_text, prefix = self.entry(layout, ins)
         entry = _Entry(self, layout, got, prefix, self.ledger.token(bare_text))
         if self._templates:   # loads and stores are recorded by the core, their effects in the ledger's holes
-            return Record(self.stream.sink, entry.bare, entry.changed, entry.otherwise,
-                          journal=self.tracer.pend, accessed=entry.accessed).observer()
-        return Record(self.stream.sink, entry.bare, entry.changed, entry.otherwise).observer()
+            record = Record(self.stream.sink, entry.bare, entry.changed, entry.otherwise,
+                            journal=self.tracer.pend, accessed=entry.accessed).observer()
+        else:
+            record = Record(self.stream.sink, entry.bare, entry.changed, entry.otherwise).observer()
+        if issued_by(ins) is not None:
+            return issued(self.tracer, ins.address, self._announcer(layout.arch.name), record)
+        if expands(ins):
+            self._expanders[(layout.arch.name, ins.address)] = entry.bare
+            return issuer(self.tracer, ins.address, self._retired, record)
+        return record
+
+    def _announcer(self, arch: str) -> Any:
+        """Write the record of architecture ``arch``'s expander at an address (its bare line:
+        an expander's own effects, if any, are not shown)."""
+        expanders = self._expanders
+        sink = self.stream.sink
+
+        def announce(agent: Any, st: AgentState, address: int) -> None:
+            token = expanders.get((arch, address))
+            if token is not None:
+                sink(agent)[0](token)
+
+        return announce
+
+    def _retired(self, agent: Any, st: AgentState, ins: Any) -> None:
+        self.skip(agent, ins)         # listed before its expansion: keep the shadows in step
+
+    def on_sync(self, event: Any, st: AgentState | None) -> None:
+        if event.kind == "wait" and st is not None and self._expanders and st.layout is not None:
+            parked(st, self._expanders, self._announcer(st.layout.arch.name))
 
     def active(self) -> bool:
         return self.stream.active(self.tracer)

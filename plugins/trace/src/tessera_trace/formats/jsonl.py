@@ -21,7 +21,7 @@ from typing import Any
 from tessera_trace.agents import AgentState
 from tessera_trace.effects import json_labels, json_memory
 from tessera_trace.formats.commit import CommitFormat
-from tessera_trace.layout import ArchLayout
+from tessera_trace.layout import ArchLayout, issued_by
 
 
 def _compact(obj: Any) -> str:
@@ -45,7 +45,9 @@ class JsonlFormat(CommitFormat):
         return json_labels(layout)
 
     def entry(self, layout: ArchLayout, ins: Any) -> tuple[str, str]:
-        prefix = f',"pc":{ins.address},"word":{ins.word},"asm":{_compact(layout.asm(ins))},"regs":{{'
+        by = issued_by(ins)
+        issued = "" if by is None else f',"issued_by":{_compact(by)}'
+        prefix = f',"pc":{ins.address},"word":{ins.word},"asm":{_compact(layout.asm(ins))}{issued},"regs":{{'
         return prefix + self.tail, prefix
 
     def compose(self, prefix: str, regs: list[str], mem: list[str]) -> str:

@@ -5,8 +5,15 @@ The machine is one process; every agent (hart, hardware thread, engine) is a thr
 of it with its own track, in the machine's agent order, plus a ``machine`` track for
 sync events that no agent caused.  Events:
 
-* ``X`` (complete) per retired instruction: name = mnemonic, ``args`` = pc, asm,
-  ``ts`` = the agent's cycle clock when it started, ``dur`` = its cycles;
+* ``X`` (complete) per retired instruction: name = mnemonic, ``args`` = pc, asm (and
+  ``issued_by`` for an instruction another one issued), ``ts`` = the agent's cycle clock
+  when it started, ``dur`` = its cycles;
+* ``B``/``E`` around what an expander (a row with the ``expands`` flag: Tensix MOP,
+  REPLAY) issued, instead of its ``X`` (:mod:`tessera_trace.issuers`);
+* when the rows name execution units (``Encoding.unit``), the same ``X`` again, category
+  ``unit``, on a track ``UNIT (agent)`` of a second process ``units``: one per unit and
+  agent, because agents run concurrently on their own clocks and slices on one track
+  must nest;
 * ``X`` named ``wait OBJECT`` from the moment an agent parks on a sync object until it
   is woken (ending at the waker's clock, never before the wait began);
 * ``i`` (instant) events for every other sync event (``post sem0``, ``push dma.q``,
@@ -26,10 +33,13 @@ from typing import Any
 
 from tessera_trace.agents import AgentState
 from tessera_trace.formats.base import FLUSH_MASK, Format, Observer
-from tessera_trace.layout import ArchLayout
+from tessera_trace.issuers import issued, issuer, parked
+from tessera_trace.layout import ArchLayout, expands, issued_by, unit_of
 
 PID = 1
 MACHINE_TID = 0
+#: the process of the execution units' tracks (architectures whose rows declare a ``unit``)
+UNITS_PID = 2
 
 
 def _event(**fields: Any) -> str:
@@ -53,6 +63,12 @@ class PerfettoFormat(Format):
         bound = 0 if first else last
         #: agent -> (start, object, what it waits for) of the wait in progress
         self.waits: dict[str, tuple[int, str, Any]] = {}
+        #: the agents in the middle of an expander's span (its end event is owed)
+        self.spans: set[str] = set()
+        #: (agent tid, unit) -> the head of the events on that unit's lane for that agent
+        self.lanes: dict[tuple[int, str], str] = {}
+        #: (architecture, address) -> the rest of the begin event of the expander there
+        self.begins: dict[tuple[str, int], str] = {}
         self.actor: AgentState | None = None
         self.cut_at: str | None = None
 
@@ -63,13 +79,16 @@ class PerfettoFormat(Format):
 
         out.on_cut = stop
 
+        lane_of = self._lane
+
         def make(layout: ArchLayout, ins: Any, traced: bool) -> Observer | None:
             if not traced:
                 return None
             dur = int(ins.cycles)
-            args = json.dumps({"pc": f"0x{ins.address:0{layout.pc_digits}x}", "asm": layout.asm(ins)},
-                              separators=(",", ":"))
-            tail = f',"dur":{dur},"name":{json.dumps(ins.mnemonic)},"cat":"instr","args":{args}}},\n'
+            name, args = self._describe(layout, ins)
+            tail = f',"dur":{dur},"name":{name},"cat":"instr","args":{args}}},\n'
+            unit = unit_of(ins)
+            unit_tail = f',"dur":{dur},"name":{name},"cat":"unit","args":{args}}},\n'
 
             def observer(agent: Any, ins: Any) -> None:
                 nonlocal n, bound
@@ -95,16 +114,68 @@ class PerfettoFormat(Format):
                         return
                     bound = last
                 append(f"{st.head}{ts}{tail}")
+                if unit:                # the same event on the lane of its unit
+                    append(f"{lane_of(st, unit, layout)}{ts}{unit_tail}")
                 if not i & FLUSH_MASK:
                     flush()
 
-            return observer
+            return self._expansions(layout, ins, observer, dur)
+
+        begins, spans = self.begins, self.spans
+
+        def announce(agent: Any, st: AgentState, address: int) -> None:
+            """The begin event of the expander at ``address`` (a record: --trace-window counts it)."""
+            nonlocal n
+            rest = begins.get((st.layout.arch.name if st.layout is not None else "", address))
+            if rest is None:
+                return
+            i = n
+            n = i + 1
+            if not first <= i < last:
+                if i == last:
+                    stop()
+                return
+            append(f'{{"ph":"B","pid":{PID},"tid":{st.tid},"ts":{st.now()}{rest}')
+            spans.add(st.name)
 
         def active() -> bool:
             return first <= n < last
 
         self.make = make  # type: ignore[assignment]
         self.active = active  # type: ignore[method-assign]
+        self.announce = announce
+
+    # ------------------------------------------------------------------ entries
+
+    @staticmethod
+    def _describe(layout: ArchLayout, ins: Any) -> tuple[str, str]:
+        """An instruction event's ``name`` and ``args``, as JSON text."""
+        args = {"pc": f"0x{ins.address:0{layout.pc_digits}x}", "asm": layout.asm(ins)}
+        by = issued_by(ins)
+        if by is not None:
+            args["issued_by"] = by
+        return json.dumps(ins.mnemonic), json.dumps(args, separators=(",", ":"))
+
+    def _expansions(self, layout: ArchLayout, ins: Any, observer: Observer, dur: int) -> Observer:
+        """``observer``, wrapped for an issued instruction (its expander's begin event first)
+        or an expander (a span from its first issued instruction to its retirement, whose
+        begin and end events nest what it issued and any wait in between)."""
+        if issued_by(ins) is not None:
+            return issued(self.tracer, ins.address, self.announce, observer)
+        if not expands(ins):
+            return observer
+        name, args = self._describe(layout, ins)
+        self.begins[(layout.arch.name, ins.address)] = f',"name":{name},"cat":"instr","args":{args}}},\n'
+        append = self.tracer.out.buf.append
+        spans = self.spans
+
+        def retired(agent: Any, st: AgentState, ins: Any) -> None:
+            end = st.clock = st.now() + dur
+            if st.name in spans:
+                spans.discard(st.name)
+                append(f'{{"ph":"E","pid":{PID},"tid":{st.tid},"ts":{end}}},\n')
+
+        return issuer(self.tracer, ins.address, retired, observer)
 
     # ------------------------------------------------------------------ metadata
 
@@ -132,12 +203,35 @@ class PerfettoFormat(Format):
     def new_agent(self, st: AgentState) -> None:
         self.tracer.out.add(self._thread(st))
 
+    def _lane(self, st: AgentState, unit: str, layout: ArchLayout) -> str:
+        """The head of the events agent ``st`` sends to execution unit ``unit``: a track
+        ``UNIT (agent)`` of the ``units`` process, made (its metadata written) when first used."""
+        key = (st.tid, unit)
+        head = self.lanes.get(key)
+        if head is None:
+            tid = len(self.lanes) + 1
+            head = self.lanes[key] = f'{{"ph":"X","pid":{UNITS_PID},"tid":{tid},"ts":'
+            lines = []
+            if tid == 1:
+                lines.append(_event(name="process_name", ph="M", pid=UNITS_PID, args={"name": "units"}))
+                lines.append(_event(name="process_sort_index", ph="M", pid=UNITS_PID,
+                                    args={"sort_index": UNITS_PID}))
+            order = layout.units.index(unit) if unit in layout.units else len(layout.units)
+            lines.append(_event(name="thread_name", ph="M", pid=UNITS_PID, tid=tid,
+                                args={"name": f"{unit} ({st.name})"}))
+            lines.append(_event(name="thread_sort_index", ph="M", pid=UNITS_PID, tid=tid,
+                                args={"sort_index": order * 1000 + st.tid}))
+            self.tracer.out.add("".join(lines))
+        return head
+
     # ------------------------------------------------------------------ events
 
     def on_sync(self, event: Any, st: AgentState | None) -> None:
         kind = event.kind
         if kind == "wait":
             if st is not None:
+                if self.begins:          # an expander whose issued instruction waits has begun
+                    parked(st, self.begins, self.announce)
                 self.waits[st.name] = (st.now(), event.obj, event.value)
             return
         if kind == "wake":
@@ -188,6 +282,11 @@ class PerfettoFormat(Format):
                 lines.append(_event(ph="X", pid=PID, tid=st.tid, ts=start, dur=max(0, end - start),
                                     name=_wait_name(obj, reason), cat="sync", args=args))
         self.waits.clear()
+        for name in sorted(self.spans):   # expanders still issuing (their thread waits for ever)
+            st = self.tracer.state_named(name)
+            if st is not None:
+                lines.append(_event(ph="E", pid=PID, tid=st.tid, ts=max(end, st.clock)))
+        self.spans.clear()
         return "".join(lines)
 
     def cut_note(self, lines: int, written: int, limit: int) -> str:

@@ -12,6 +12,9 @@ Columns: agent (padded to the longest agent name), PC, instruction word, disasse
 changed (``name=0x...``, as wide as the register), then memory accesses in program
 order (``mem[ADDR]<-VALUE`` stores, ``mem[ADDR]->VALUE`` loads; the value is as wide
 as the access).  Lines starting with ``#`` are notes (traps, the size-limit cut).
+An instruction issued by another one (a Tensix MOP's expansion) is listed after its
+issuer, its disassembly indented and naming it (``  sfpiadd L1,L1,0x001,5  (MOP)``:
+:meth:`ArchLayout.listed <tessera_trace.layout.ArchLayout.listed>`, :mod:`tessera_trace.issuers`).
 Nothing depends on time or object identity, so two runs of a deterministic program
 give identical files.
 
@@ -43,7 +46,7 @@ class TextFormat(CommitFormat):
         return text_labels(layout)
 
     def entry(self, layout: ArchLayout, ins: Any) -> tuple[str, str]:
-        asm = layout.asm(ins)
+        asm = layout.listed(ins)
         pc = f"{ins.address:0{layout.pc_digits}x}"
         word = f"{ins.word:0{layout.word_digits(ins)}x}"
         return f"{pc}  {word}  {asm}", f"{pc}  {word}  {asm:<{ASM_WIDTH}}  "
