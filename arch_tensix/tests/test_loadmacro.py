@@ -73,6 +73,7 @@ def x_float(chip: str) -> list[int]:
     """Dest[0] = x = 2L - 16 (FP32)."""
     return [SFPCAST(15, 1, 0),                        # L1 = float(2L)
             SFPADDI(0xC180, 1, 0),                    # L1 += -16.0 (BF16 0xC180)
+            SFPNOP(),                                 # (Wormhole: SFPADDI's result a cycle later)
             sfpstore(1, FP32, 0, 0, chip=chip)]
 
 
@@ -278,6 +279,7 @@ def _sanitize_setup(chip: str) -> list[int]:
     return [
         SFPCAST(15, 1, 0), SFPADDI(0xC180, 1, 0),               # L1 = 2L - 16
         SFPLOADI(2, 0, 0x4100), SFPMAD(1, 2, 9, 1, 0),          # L1 = 8(2L - 16) (L9 = +0)
+        SFPNOP(),                                               # (Wormhole: the MAD result)
         sfpstore(1, FP32, 0, 0, chip=chip),
         *lreg0(0xC2B1_0000), SFPCONFIG(0, 14, 0),               # LReg[14] = -88.5
         *template(0, SFPSWAP(0, 14, 1)),
@@ -391,8 +393,8 @@ def test_macros_from_a_mop_pipeline_and_outlive_it(chip):
     from tessera_tensix.mop import expander_of
 
     data = [SFPCAST(15, 1, 0), SFPADDI(0xC180, 1, 0)]
-    for a in (0, 2, 4, 6):
-        data += [sfpstore(1, FP32, 0, a, chip=chip), SFPADDI(0x3F80, 1, 0)]
+    for a in (0, 2, 4, 6):                                      # (SFPNOP: Wormhole's MAD result)
+        data += [SFPNOP(), sfpstore(1, FP32, 0, a, chip=chip), SFPADDI(0x3F80, 1, 0)]
     m = machine(chip, data + [
         SFPLOADI(2, 0, 0x4040), SFPLOADI(4, 0, 0x3F00),
         *template(0, SFPMAD(2, 0, 4, 12, 0)),

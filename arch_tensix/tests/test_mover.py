@@ -148,7 +148,8 @@ def test_xmov_reads_the_configuration_bank_of_the_threads_state_id(chip):
 def test_successive_xmovs_with_wrcfg_between(chip):
     rmap = cfgregs.register_map(chip)
     src_index = rmap.cfg_index[REG6 + "Source_address"]
-    words = [XMOV, *set_gpr(4, 0x40), WRCFG(4, 0, src_index), XMOV]   # second XMOV: source 0x400
+    words = [XMOV, *set_gpr(4, 0x40), WRCFG(4, 0, src_index), 0x0200_0000,  # NOP: WRCFG.md
+             XMOV]                                                            # second XMOV: source 0x400
     m, core = run_xmov(chip, 0x800, 0x10, 1, COPY_L1, words=words)
     assert m.run(max_steps=20).exit_code == 0
     assert np.array_equal(l1(core, 0x8000, 16), PATTERN[0x400:0x410])

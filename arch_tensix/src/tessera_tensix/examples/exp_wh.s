@@ -2,6 +2,8 @@
 #
 # The Blackhole example without the reciprocal (Wormhole's SFPMAD has no negate bits)
 # and with AddrMod 3 (the 2-bit AddrMod field of Wormhole; 3 = "no increment" in sfpi).
+# Wormhole does not stall an instruction that reads a MAD result on the next cycle
+# (SFPMAD.md), so an SFPNOP follows each MAD whose result is read at once.
 
         sfploadi L0,16128,0        # L0 = 0.5            (FLOATB: BF16 immediate 0x3F00)
         sfpstore 0,L0,3,3          # Dest[0:4, even] = x  (Mod0 3 = FP32, AddrMod 3)
@@ -12,7 +14,10 @@
         sfpmad L4,L2,L1,L3,0       # x/24 + 1/6
         sfploadi L3,16128,0        # 1/2
         sfpmad L4,L4,L1,L3,0       # (...)*x + 1/2
+        sfpnop                     # (Wormhole: a MAD result may be read a cycle later)
         sfpmad L4,L4,L1,L10,0      # (...)*x + 1
+        sfpnop
         sfpmad L4,L4,L1,L10,0      # (...)*x + 1  = e(x)
+        sfpnop
         sfpstore 0,L4,3,3          # Dest[0:4, even] = e(x)
         end

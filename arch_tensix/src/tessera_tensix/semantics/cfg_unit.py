@@ -13,10 +13,11 @@ Config banks chosen by the thread's ``CFG_STATE_ID_StateID``).
   ``SCRATCH_SEC[i].val`` (i = ``ScratchIndex``, or the current thread for 3).
 * An index out of range (``CfgIndex >= THD_STATE_SIZE`` / ``>= CFG_STATE_SIZE*4``) is
   undefined behaviour: a rule stop; leniently the instruction does nothing.
-* Writes take effect at once.  The scheduling rules the pages state — the instruction
-  right after WRCFG/CFGSHIFTMASK must not consume what it wrote, Wormhole's RDCFG from
-  two threads in one cycle drops all but one, Blackhole's RDCFG result arrives a cycle
-  late — concern timing the model does not have, so they are not checked.
+* Writes take effect at once.  The instruction right after WRCFG/CFGSHIFTMASK must not
+  consume what it wrote, and on Blackhole the one right after RDCFG not the GPR it writes:
+  :mod:`tessera_tensix.hazards` watches that next instruction (a rule; leniently it sees
+  the new value).  Wormhole's RDCFG from two threads in one cycle dropping all but one is
+  timing between threads, which the model does not have: not checked.
 * SETC16 on a clock-gating register (``CG_CTRL_*``) has no effect in the model.  A SETC16
   to the register of ``UNPACK_MISC_CFG_CfgContextCntReset_0/_1`` resets the issuing
   thread's configuration context counter of each unpacker whose ``CfgContextCntReset``
@@ -31,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.control import Trap
-from tessera_tensix import cfgregs, rules
+from tessera_tensix import cfgregs, hazards, rules
 from tessera_tensix.semantics import op
 
 MASK32 = 0xFFFF_FFFF
@@ -75,8 +76,10 @@ def wrcfg(thread: Any, ins: Any) -> None:
         values = gpr[reg:reg + 4]                  # read all four before writing any
         for i, value in enumerate(values):
             cfgregs.write_cfg(core, bank, first + i, value)
+        hazards.watch_config(thread, ins, bank, range(first, first + 4), "WRCFG.md")
     else:
         cfgregs.write_cfg(core, bank, index, gpr[ins.gpr_address])
+        hazards.watch_config(thread, ins, bank, (index,), "WRCFG.md")
 
 
 @op("RDCFG")
@@ -85,6 +88,8 @@ def rdcfg(thread: Any, ins: Any) -> None:
     if not _cfg_index_ok(thread, ins, index):
         return
     thread.gpr[ins.gpr_address] = cfgregs.read_cfg(thread.core, cfgregs.state_id(thread), index)
+    if thread.core.chip == "bh":  # Blackhole's result arrives late (RDCFG.md)
+        hazards.watch_gpr(thread, ins, ins.gpr_address)
 
 
 def _rmwcib(thread: Any, ins: Any, byte: int) -> None:
@@ -153,6 +158,7 @@ def cfgshiftmask(thread: Any, ins: Any) -> None:
         value &= ~rotr(mask, amount) & MASK32
     value = _ALU[ins.operation](value, scratch) & MASK32
     cfgregs.write_cfg(core, bank, index, value)
+    hazards.watch_config(thread, ins, bank, (index,), "CFGSHIFTMASK.md")
 
 
 @op("STREAMWRCFG")

@@ -20,7 +20,9 @@ op = Mod1[2:1]: 0 write, 1 OR, 2 AND, 3 XOR (E3).  Lane gating (§3.3): lane L i
 skipped if Mod1 bit3 (IMM16_IS_LANE_MASK) and Imm16 bit 2·(L & 7) is clear, or if
 UseLaneFlagsForLaneEnable[L & 7] and not LaneFlags[L & 7]; ROW_MASK is not consulted.
 A change of LaneConfig.DISABLE_BACKDOOR_LOAD is seen by the very next instruction
-(the hardware may show either value without an SFPNOP in between).
+(the hardware may show either value without an SFPNOP in between); when that next
+instruction's VD is 12..15, which the bit decides about, it breaks a rule
+(:func:`tessera_tensix.hazards.backdoor_changed`).
 
 LoadMacroConfig (templates, sequences, Misc) is what SFPLOADMACRO runs
 (:mod:`tessera_tensix.semantics.loadmacro`).  An SFPCONFIG scheduled by an SFPLOADMACRO
@@ -34,13 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from tessera_tensix import lanes, rules
+from tessera_tensix import hazards, lanes, rules
 from tessera_tensix.semantics import op
 
 U32 = np.uint32
 #: SFPCONFIG IMM16_IS_VALUE constants for LReg[11..14] (spec §17.1, E4)
 SFPCONFIG_DEFAULTS = {11: 0xBF80_0000, 12: 0x3780_0000, 13: 0xBF2C_C4C7, 14: 0xBEB0_8FF9}
 _LANE_CONFIG_BITS = U32(0x3_FFFF)
+_BACKDOOR = U32(1 << lanes.DISABLE_BACKDOOR_LOAD)
 _MISC_BITS = U32(0xFFF)
 #: Imm16 bit 2·(L & 7) of every lane, as a shift amount
 _LANE_MASK_SHIFT = (2 * (np.arange(lanes.LANES) & 7)).astype(U32)
@@ -112,5 +115,8 @@ def sfpconfig(thread: Any, ins: Any) -> None:
         new = _combine(old, value, mod1) & _LANE_CONFIG_BITS
         if mod1 & 1:                               # Imm16 cannot reach bits 17:16: keep them
             new = new | (old & U32(0x3_0000))
+        before = old & _BACKDOOR
         _store(sfpu.lane_config, new, gate)
+        if ((sfpu.lane_config & _BACKDOOR) != before).any():  # SFPCONFIG.md: the next may not see it
+            hazards.backdoor_changed(thread, ins)
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tessera_tensix import lanes, rules
+from tessera_tensix import hazards, lanes, rules
 from tessera_tensix.semantics import op
 from tessera_tensix.semantics.predication import sign_mag_key
 
@@ -141,6 +141,8 @@ def sfpshft2(thread: Any, ins: Any) -> None:
     w = lanes.guard_vd(thread, ins, vd, source=mod1 <= 2)
     if w is None:
         return
+    if 2 <= mod1 <= 4 and _is_wormhole(thread):  # SFPSHFT2.md's rules on the next cycle
+        hazards.shuffle_issued(thread, ins, mod1, vd)
     sfpu = thread.core.sfpu
     lreg = sfpu.lreg
     en = lanes.enabled_or_none(sfpu)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tessera_tensix import addressing, lanes, rules
+from tessera_tensix import addressing, hazards, lanes, rules
 from tessera_tensix.dest import (
     ADJ16,
     ADJ32,
@@ -255,6 +255,8 @@ def sfpu_load(thread: Any, ins: Any, vd: int, mod0: int, addr_mod: int, imm10: i
     if mod0 == 0:
         mod0 = resolve_srcb(thread, store=False, wh=wh)
     addr = addressing.sfpu_address(thread, imm10, int32_all=mod0 == INT32_ALL, load=True, wh=wh)
+    if core.dest_hazards:  # a matrix-unit Dest write may be too close (SFPLOAD.md)
+        hazards.dest_read(thread, ins, addr, mod0)
     if write and vd < 8:
         fast = None
         if core.dest.all_valid and not lanes.configured(sfpu):

@@ -14,7 +14,10 @@ from tessera_tensix.semantics import op
 
 @op("END")
 def end(thread: Any, ins: Any) -> None:
-    macro = getattr(getattr(thread, "frontend", None), "macro", None)
+    frontend = getattr(thread, "frontend", None)
+    macro = getattr(frontend, "macro", None)
     if macro is not None and macro.busy:  # SFPLOADMACRO's schedule runs out as cycles pass
         macro.idle(thread)
+    if frontend is not None:  # a rerun of the kernel starts with no hazard pending
+        frontend.recent = frontend.watch = None
     raise Halt(0)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tessera_tensix import lanes
+from tessera_tensix import hazards, lanes
 from tessera_tensix.fma import fma_bh, fma_wh
 from tessera_tensix.semantics import op
 from tessera_tensix.semantics.convert import is_wormhole
@@ -103,8 +103,11 @@ def sfplut(thread: Any, ins: Any) -> None:
     if w is None:
         return
     sfpu = thread.core.sfpu
-    d = lut_compute(sfpu.lreg, mod0, is_wormhole(thread))
+    wh = is_wormhole(thread)
+    d = lut_compute(sfpu.lreg, mod0, wh)
     store(thread, ins, vd, w, bool(mod0 & 8), d, lanes.enabled(sfpu))
+    if wh:  # the next instruction must not read the result
+        hazards.vector_wrote(thread, ins, vd, indirect=bool(mod0 & 8))
 
 
 def lutfp32_mode(mod1: int) -> str:
@@ -151,5 +154,8 @@ def sfplutfp32(thread: Any, ins: Any) -> None:
     if w is None:
         return
     sfpu = thread.core.sfpu
-    d = lutfp32_compute(sfpu.lreg, mod1, is_wormhole(thread))
+    wh = is_wormhole(thread)
+    d = lutfp32_compute(sfpu.lreg, mod1, wh)
     store(thread, ins, vd, w, indirect, d, lanes.enabled(sfpu))
+    if wh:  # the next instruction must not read the result
+        hazards.vector_wrote(thread, ins, vd, indirect=indirect)

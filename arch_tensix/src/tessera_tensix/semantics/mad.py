@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from tessera_tensix import lanes, rules
+from tessera_tensix import hazards, lanes, rules
 from tessera_tensix.fma import addi_lreg_direct, fma_bh, fma_wh, mad_lreg_code_direct
 from tessera_tensix.semantics import op
 from tessera_tensix.semantics.convert import is_wormhole
@@ -114,6 +114,8 @@ def sfpmad(thread: Any, ins: Any) -> None:
     if fast >= 0:
         sfpu = thread.core.sfpu
         mad_lreg_code_direct(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, fast)
+        if fast & _WH_CODE:  # Wormhole: the next instruction must not read the result
+            hazards.vector_wrote(thread, ins, fast >> 12 & 15)
         return
     fields = ins.__dict__.get(_IDX_CACHE) or _mad_fields(thread, ins)
     idx, vd, mod1, neg = fields
@@ -125,6 +127,8 @@ def sfpmad(thread: Any, ins: Any) -> None:
     if neg is not None:
         np.bitwise_xor(xyz, neg, out=xyz)
     store(thread, ins, vd, w, bool(mod1 & 8), fma_of(thread)(xyz), lanes.enabled(sfpu))
+    if is_wormhole(thread):
+        hazards.vector_wrote(thread, ins, vd, indirect=bool(mod1 & 8))
 
 
 # ---------------------------------------------------------------- SFPADDI / SFPMULI (§5)
@@ -173,6 +177,8 @@ def _imm_mad(thread: Any, ins: Any, add: bool) -> None:
         sfpu = thread.core.sfpu
         addi_lreg_direct(sfpu.lreg, sfpu.lane_flags, sfpu.use_lane_flags, sfpu.lane_config, vd,
                          imm, SIGN if mod1 & 2 else 0, add, wh)
+        if wh:
+            hazards.vector_wrote(thread, ins, vd)
         return
     w = lanes.guard_vd(thread, ins, vd, source=bool(mod1 & 8))
     if w is None:
@@ -184,6 +190,8 @@ def _imm_mad(thread: Any, ins: Any, add: bool) -> None:
         np.copyto(row, sfpu.lreg[vc])
     store(thread, ins, vd, w, bool(mod1 & 8), fma_wh(xyz) if wh else fma_bh(xyz),
           lanes.enabled(sfpu))
+    if wh:
+        hazards.vector_wrote(thread, ins, vd, indirect=bool(mod1 & 8))
 
 
 # ---------------------------------------------------------------- SFPMUL24 (§11.4)

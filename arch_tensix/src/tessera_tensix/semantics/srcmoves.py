@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from tessera_tensix import addressing, rules
+from tessera_tensix import addressing, hazards, rules
 from tessera_tensix import matrixbanks as mb
 from tessera_tensix.semantics import op
 
@@ -127,12 +127,15 @@ def _src_to_dest(thread: Any, ins: Any, reg: Any, src: int, dst: int, nrows: int
         low = mb.tf32_low_mantissa(vals)
         if use_lo:
             low = low | v16
-        mb.write_dst32(core, mb.span_rows32(core, dst, nrows), (v16 << 16) | low, cols)
+        phys, wide = mb.span_rows32(core, dst, nrows), True
+        mb.write_dst32(core, phys, (v16 << 16) | low, cols)
     elif use_lo:
-        phys = mb.span_rows32(core, dst, nrows)
+        phys, wide = mb.span_rows32(core, dst, nrows), True
         mb.write_dst32(core, phys, (mb.read_dst16(core, phys) << 16) | v16, cols)
     else:
-        mb.write_dst16(core, mb.span_rows16(core, dst, nrows), v16, cols)
+        phys, wide = mb.span_rows16(core, dst, nrows), False
+        mb.write_dst16(core, phys, v16, cols)
+    hazards.dest_written(thread, ins, phys, wide)
     mb.note_row(core, src)
     addressing.apply_addr_mod(thread, ins.addr_mode, wh=_wh(thread))
 
