@@ -1,5 +1,9 @@
 """Bundled example kernels (``tessera demo --arch tensix``).
 
+``datacopy.s``, ``eltwise_add.s``, ``matmul.s`` (Blackhole; ``*_wh.s`` for Wormhole B0) —
+the whole coprocessor: three threads, unpackers, matrix unit, packers, MOP and replay;
+see :mod:`.coprocessor`.
+
 ``exp_recip.s`` (Blackhole) — an SFPU kernel in direct mode: it writes x = 0.5 into a
 4×8 slice of Dest, then evaluates exp(x) by a Horner chain of SFPMADs and 1/x by Newton
 steps, and stores both back (FP32).  The check decodes Dest and compares with the same
@@ -15,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from tessera.isa import Example
+from tessera_tensix.examples.coprocessor import EXAMPLES as COPROCESSOR
+from tessera_tensix.examples.coprocessor import EXAMPLES_WH as COPROCESSOR_WH
 
 #: The BF16 constants the kernel loads with SFPLOADI (value of each 16-bit immediate).
 C24, C6, HALF, R0, TWO = (float(np.array([b << 16], dtype=np.uint32).view(np.float32)[0])
@@ -80,10 +86,11 @@ EXP_WH = Example(
     check=check_exp,
 )
 
-EXAMPLES = (EXP_RECIP,)
-EXAMPLES_WH = (EXP_WH,)
+EXAMPLES = (EXP_RECIP, *COPROCESSOR)
+EXAMPLES_WH = (EXP_WH, *COPROCESSOR_WH)
 
 
 def for_chip(chip: str) -> tuple[Example, ...]:
-    """The examples of a chip (``bh``: exp and 1/x; ``wh``: exp, with Wormhole's AddrMod)."""
+    """The examples of a chip (``bh``: exp and 1/x, datacopy, eltwise add, matmul; ``wh``:
+    exp, with Wormhole's AddrMod, and the Wormhole versions of the other three)."""
     return EXAMPLES if chip == "bh" else EXAMPLES_WH

@@ -1,0 +1,186 @@
+# BF16 datacopy on the whole Tensix coprocessor (Blackhole, direct mode):
+# unpack a 32x32 BF16 tile from L1 into SrcA, MOVA2D it into Dest, pack it back to L1.
+#
+# L1 layout (byte offsets; the same in eltwise_add.s and matmul.s):
+#   0x10000  input tile A: 32x32 BF16 in tile order (4 faces of 16x16, each row-major:
+#            face 0 = rows 0-15 x cols 0-15, face 1 = rows 0-15 x cols 16-31, face 2,
+#            face 3), 2048 bytes
+#   0x12000  output tile: the same layout, 2048 bytes
+#
+#   tessera run --arch tensix datacopy.s --l1 0x10000:bf16=a.npy \
+#       --l1-out 0x12000:32x32:bf16=out.npy
+#
+# (a.npy holds the tile in tile order: a 32x32 matrix m is m.reshape(2,16,2,16)
+# .transpose(0,2,1,3).reshape(32,32).)
+#
+# The three threads are set up as tt-llk's datacopy (llk_unpack_A, eltwise_unary
+# datacopy A2D, llk_pack) sets them up, with the configuration written by the kernel
+# itself (WRCFG from GPRs, RMWCIB, SETC16) instead of by RISC-V stores:
+#   T0 unpack: a MOP per tile: for each face, UNPACR into SrcA (which hands the bank to
+#              the matrix unit: its SetDatValid bit) and UNPACR_NOP zeroing SrcB and
+#              handing it over too (the LLK's SET_DVALID);
+#   T1 math:   waits for a free Dest half (SEMWAIT MATH_PACK < max), a MOP of two
+#              MOVA2D (8 rows each) per face, SETRWC CLR_AB giving both banks back,
+#              then SEMPOST MATH_PACK;
+#   T2 pack:   waits for MATH_PACK > 0, a MOP of 16 PACRs (4 Dest rows each), then
+#              ZEROACC of the Dest half and SEMGET MATH_PACK.
+
+# ---- Blackhole configuration register indices (cfg_defines.h *_ADDR32)
+.equ ALU_FORMAT_SPEC_REG0_SrcA,      1     # SrcA [20:17], SrcB [24:21], Dstacc [28:25], Fp32 [29]
+.equ PCK0_ADDR_CTRL_XY_REG_0,        12    # Xstride [15:0], Ystride [31:16] (bytes)
+.equ PCK0_ADDR_CTRL_ZW_REG_0,        13    # Zstride [15:0], Wstride [31:16]
+.equ PCK_DEST_RD_CTRL,               18    # Read_32b_data [0]
+.equ PCK_EDGE_OFFSET_SEC0,           24    # mask [15:0]
+.equ UNP0_ADD_DEST_ADDR_CNTR,        50    # add_dest_addr_cntr [8]
+.equ UNP0_ADDR_CTRL_ZW_REG_1,        57    # Zstride [15:0]
+.equ THCON_SEC0_REG0_TileDescriptor, 64    # four registers
+.equ THCON_SEC0_REG1_Row_start,      68    # packer: +0 sizes, +1 L1_Dest_addr, +2 formats
+.equ THCON_SEC0_REG2_Out_data_format, 72   # unpacker 0: +0 formats, +1 per-context flags
+.equ THCON_SEC0_REG3_Base_address,   76
+.equ THCON_SEC0_REG5_Dest_cntx0,     84    # +0 Dest_cntx0/1, +2 Tile_x_dim_cntx0/1
+.equ DEST_TARGET_REG_CFG_PACK_SEC0,  180
+# ---- thread configuration (SETC16) indices
+.equ DEST_TARGET_REG_CFG_MATH_Offset, 1
+.equ SRCA_SET_Base,                  5     # [1:0] Base, [2] SetOvrdWithAddr
+.equ ADDR_MOD_AB_SEC0,               12    # + n: SrcAIncr [5:0] ... SrcBIncr [13:8]
+.equ ADDR_MOD_DST_SEC0,              28    # + n: DestIncr [9:0] ...
+.equ ADDR_MOD_PACK_SEC0,             37    # + n: YsrcIncr [3:0] ... ZsrcIncr [12]
+# ---- this kernel
+.equ IN_A,  0x10000
+.equ OUT,   0x12000
+.equ BF16,  5                              # data format code
+.equ MATH_PACK, 2                          # semaphore mask: semaphore 1 (ckernel::semaphore::MATH_PACK)
+
+unpack:
+    SETADCXY 0b011, 0, 0, 0, 0, 0b1111     # unpacker 0 and 1: X = Y = 0
+    SETADCZW 0b011, 0, 0, 0, 0, 0b1111     # Z = W = 0
+    RMWCIB2 0xFE, (BF16 << 1) | (BF16 << 5 & 0xE0), ALU_FORMAT_SPEC_REG0_SrcA   # SrcA, SrcB = BF16
+    RMWCIB3 0x01, BF16 >> 3, ALU_FORMAT_SPEC_REG0_SrcA
+    # tile descriptor: BF16, uncompressed, X = 256 datums (a face), Y = 1, Z = 4 faces
+    SETDMAREG 0, 0x0015, 0, 2*4            # GPR4 = 0x01000015
+    SETDMAREG 0, 0x0100, 0, 2*4+1
+    SETDMAREG 0, 0x0001, 0, 2*5            # GPR5 = 0x00040001
+    SETDMAREG 0, 0x0004, 0, 2*5+1
+    SETDMAREG 0, 0, 0, 2*6                 # GPR6 = GPR7 = 0
+    SETDMAREG 0, 0, 0, 2*6+1
+    SETDMAREG 0, 0, 0, 2*7
+    SETDMAREG 0, 0, 0, 2*7+1
+    WRCFG 4, 1, THCON_SEC0_REG0_TileDescriptor
+    # output format BF16; every context uncompressed (0x000F000F)
+    SETDMAREG 0, BF16, 0, 2*8
+    SETDMAREG 0, 0, 0, 2*8+1
+    SETDMAREG 0, 0x000F, 0, 2*9
+    SETDMAREG 0, 0x000F, 0, 2*9+1
+    WRCFG 8, 1, THCON_SEC0_REG2_Out_data_format        # GPR10, GPR11 are still 0
+    # L1 address of the tile in 16-byte units, minus one for the tile header
+    SETDMAREG (IN_A / 16 - 1) >> 14, (IN_A / 16 - 1) & 0x3FFF, 0, 2*12
+    SETDMAREG 0, 0, 0, 2*12+1
+    WRCFG 12, 0, THCON_SEC0_REG3_Base_address
+    # context 0 writes SrcA from output datum 64 (SrcA row 0), faces of 256 datums
+    SETDMAREG 0, 64, 0, 2*16
+    SETDMAREG 0, 64, 0, 2*16+1
+    SETDMAREG 0, 0, 0, 2*17
+    SETDMAREG 0, 0, 0, 2*17+1
+    SETDMAREG 0, 256, 0, 2*18
+    SETDMAREG 0, 256, 0, 2*18+1
+    SETDMAREG 0, 0, 0, 2*19
+    SETDMAREG 0, 0, 0, 2*19+1
+    WRCFG 16, 1, THCON_SEC0_REG5_Dest_cntx0
+    RMWCIB1 0x01, 0x01, UNP0_ADD_DEST_ADDR_CNTR        # Dest_cntx address + the ch1 counter
+    SETDMAREG 0, 512, 0, 2*13                          # ch1 Z stride: a BF16 face
+    SETDMAREG 0, 0, 0, 2*13+1
+    WRCFG 13, 0, UNP0_ADDR_CTRL_ZW_REG_1
+    SETC16 SRCA_SET_Base, 0x4              # SetOvrdWithAddr: SrcA rows from the address alone
+    SETADCXX 0b001, 255, 0                 # unpacker 0 reads datums 0..255 of a face
+    STALLWAIT 0x8, 0x400                   # block unpacking until config writes are done (TRISC_CFG)
+    MOP 1, 0, 0                            # the four faces (unpack_mop below)
+    end
+
+unpack_mop:                                # MopCfg, template 1
+    .word 4                                # OuterCount: one iteration per face
+    .word 1                                # InnerCount
+    UNPACR 0, 0b1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1   # StartOp: face -> SrcA, ch0 Z += 1, SetDatValid
+    NOP                                    # EndOp0
+    NOP                                    # EndOp1
+    UNPACR_NOP 1, 0, 0, 1, 0, 0, 0, 0, 1   # LoopOp: zero SrcB's bank, SET_DVALID
+    NOP                                    # LoopOp1
+    UNPACR_NOP 1, 0, 0, 1, 0, 0, 0, 0, 1   # Loop0Last
+    UNPACR_NOP 1, 0, 0, 1, 0, 0, 0, 0, 1   # Loop1Last
+
+math:
+    SETC16 ADDR_MOD_AB_SEC0 + 2, 8         # ADDR_MOD_2: SrcA += 8
+    SETC16 ADDR_MOD_DST_SEC0 + 2, 8        #             Dst += 8
+    SETC16 ADDR_MOD_AB_SEC0 + 3, 0         # ADDR_MOD_3: nothing
+    SETC16 ADDR_MOD_DST_SEC0 + 3, 0
+    RMWCIB3 0xE0, 0, ALU_FORMAT_SPEC_REG0_SrcA        # 16-bit Dest, no INT8 math
+    SEMINIT 2, 0, MATH_PACK                # MATH_PACK: Max 2 (two Dest halves), Value 0
+    SETC16 DEST_TARGET_REG_CFG_MATH_Offset, 0
+    SETRWC 0, 0, 0, 0, 0, 0b1111           # RWCs and fidelity phase to 0
+    SEMWAIT 0x142, MATH_PACK, 2            # a Dest half must be free (Value < Max)
+    MOP 1, 0, 0                            # the four faces (math_mop below)
+    SETRWC 0, 0, 0, 0, 0, 0b0100           # Dst RWC to 0
+    STALLWAIT 0x2, 0x810                   # SEMPOST after the matrix unit and SFPU are done
+    SEMPOST MATH_PACK                      # Dest half ready for the packer
+    end
+
+math_mop:
+    .word 4                                # OuterCount: faces
+    .word 2                                # InnerCount: 16 rows, 8 per MOVA2D
+    NOP                                    # StartOp
+    SETRWC 3, 0, 0, 0, 0, 0b0011           # EndOp0: CLR_AB (both banks back), SrcA = SrcB = 0
+    NOP                                    # EndOp1
+    MOVA2D 0, 0, 2, 2, 0                   # LoopOp: 8 rows SrcA -> Dest, ADDR_MOD_2
+    NOP                                    # LoopOp1
+    MOVA2D 0, 0, 2, 2, 0                   # Loop0Last
+    MOVA2D 0, 0, 2, 2, 0                   # Loop1Last
+
+pack:
+    # packer 0's configuration: sizes 0, L1 destination, uncompressed BF16 -> BF16
+    SETDMAREG 0, 0, 0, 2*4
+    SETDMAREG 0, 0, 0, 2*4+1
+    SETDMAREG (OUT / 16 - 1) >> 14, (OUT / 16 - 1) & 0x3FFF, 0, 2*5
+    SETDMAREG 0, 0, 0, 2*5+1
+    SETDMAREG 0, 1 | BF16 << 4 | BF16 << 8, 0, 2*6      # Disable_zero_compress, Out, In
+    SETDMAREG 0, 0, 0, 2*6+1
+    SETDMAREG 0, 0, 0, 2*7
+    SETDMAREG 0, 0, 0, 2*7+1
+    WRCFG 4, 1, THCON_SEC0_REG1_Row_start
+    SETDMAREG 0xFFFF >> 14, 0xFFFF & 0x3FFF, 0, 2*8     # edge mask: keep all 16 columns
+    SETDMAREG 0, 0, 0, 2*8+1
+    WRCFG 8, 0, PCK_EDGE_OFFSET_SEC0
+    SETDMAREG 0, 0, 0, 2*9                             # read Dest as 16-bit data
+    SETDMAREG 0, 0, 0, 2*9+1
+    WRCFG 9, 0, PCK_DEST_RD_CTRL
+    WRCFG 9, 0, DEST_TARGET_REG_CFG_PACK_SEC0          # Dest offset 0
+    RMWCIB3 0x1E, BF16 << 1, ALU_FORMAT_SPEC_REG0_SrcA # Dstacc (the packer's intermediate) = BF16
+    # strides in bytes of a BF16 Dest: a row 32, a face 512, a tile 2048 (set_packer_strides)
+    SETDMAREG 0, 0, 0, 2*10
+    SETDMAREG 0, 32, 0, 2*10+1
+    SETDMAREG 0, 512, 0, 2*11
+    SETDMAREG 0, 2048, 0, 2*11+1
+    WRCFG 10, 0, PCK0_ADDR_CTRL_XY_REG_0
+    WRCFG 11, 0, PCK0_ADDR_CTRL_ZW_REG_0
+    SETC16 ADDR_MOD_PACK_SEC0 + 0, 4 | 4 << 6          # ADDR_MOD_0: Ysrc += 4, Ydst += 4
+    SETC16 ADDR_MOD_PACK_SEC0 + 1, 1 << 5 | 1 << 11 | 1 << 13   # ADDR_MOD_1: clear Ysrc, Ydst, Zsrc
+    SETC16 ADDR_MOD_PACK_SEC0 + 2, 1 << 5 | 4 << 6 | 1 << 12    # ADDR_MOD_2: clear Ysrc, Ydst += 4, Zsrc += 1
+    SETADCXY 0b100, 0, 0, 0, 0, 0b1011     # packer counters to 0
+    SETADCZW 0b100, 0, 0, 0, 0, 0b1111
+    SETADCXX 0b100, 15, 0                  # 16 datums (a row) per read interface
+    SEMWAIT 0x1, MATH_PACK, 1              # wait until math has finished a Dest half (Value > 0)
+    MOP 1, 0, 0                            # the four faces (pack_mop below)
+    SETADCZW 0b100, 0, 0, 0, 0, 0b0101     # Z counters to 0
+    STALLWAIT 0x40, 0x8                    # wait for the packer before clearing Dest
+    ZEROACC 2, 0, 0, 1, 0                  # clear Dest half 0
+    SEMGET MATH_PACK                       # give the half back to math
+    end
+
+pack_mop:
+    .word 4                                # OuterCount: faces
+    .word 4                                # InnerCount: 16 rows, 4 per PACR (four interfaces)
+    NOP                                    # StartOp
+    NOP                                    # EndOp0
+    NOP                                    # EndOp1
+    PACR 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0   # LoopOp: rows Y..Y+3, ADDR_MOD_0
+    NOP                                    # LoopOp1
+    PACR 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1   # Loop0Last: ADDR_MOD_1, Last (closes the tile)
+    PACR 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0   # Loop1Last: ADDR_MOD_2 (next face)
