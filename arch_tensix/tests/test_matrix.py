@@ -94,6 +94,35 @@ def test_mvmul_matches_the_reference_model_on_random_bits(style, fmt, phase):
     assert np.array_equal(t.core.dest.bits[~touched], bits_before[~touched])
 
 
+@pytest.mark.parametrize("style, fmt", [("BF16", "FP32"), ("TF32", "BF16"), ("INT8", "INT32")])
+def test_consecutive_mvmuls_see_every_change_of_srca(style, fmt):
+    """The kernel keeps the last SrcA operand decoded (matrix._srca_operand): the same
+    cells again, one cell changed, the same cells at another fidelity phase, another
+    bank or row, and an ELWMUL in between (it shares the scratch) must each give the
+    reference model's result."""
+    t = Thread("bh")
+    configure(t, style, fmt)
+    t.give_banks()
+    t.core.srca.rows[:] = _random_cells((2, 64, 16))
+    t.core.srcb.rows[:] = _random_cells((2, 64, 16))
+    _fill_dest(t)
+    wide = fmt in ("FP32", "INT32")
+    rows = list(range(8))
+    steps = [("same", None), ("again", None), ("cell", lambda: t.core.srca.rows[0].__setitem__((5, 9), 0x2A7F1)),
+             ("phase", lambda: t.rwc.update(fidelity=3)), ("row", lambda: t.rwc.update(srca=16)),
+             ("bank", lambda: setattr(t.core.srca, "matrix_bank", 1)),
+             ("elwmul", lambda: execute(t, elw(ELWMUL, "bh", dst=64))), ("after", None)]
+    for name, change in steps:
+        if change is not None:
+            change()
+        bank, a_row, phase = t.core.srca.matrix_bank, t.rwc["srca"] & 0x38, t.rwc["fidelity"]
+        want = ref_mvmul(_cells(t.core.srca.rows[bank, a_row:a_row + 16]), _cells(t.core.srcb.rows[0, 0:8]),
+                         dst_cells(t, rows, wide), style, fmt, phase)
+        t.core.srcb.matrix_bank = 0
+        execute(t, mvmul("bh", dst=0))
+        assert dst_cells(t, rows, wide) == want, name
+
+
 @pytest.mark.parametrize("style, fmt", COMBOS)
 @pytest.mark.parametrize("op, opcode", [("MUL", ELWMUL), ("ADD", ELWADD), ("SUB", ELWSUB)])
 def test_elementwise_matches_the_reference_model_on_random_bits(style, fmt, op, opcode):

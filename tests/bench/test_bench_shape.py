@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 KEYS = Path(__file__).with_name("report_keys.txt")
-WORKLOADS = ["phoenix", "phoenix-threads", "tile-harts", "rv32", "mark", "riscemu", "sfpu", "hooks", "tracing",
-             "tracing-mark", "startup"]
+WORKLOADS = ["phoenix", "phoenix-threads", "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "hooks",
+             "tracing", "tracing-mark", "startup"]
 TARGETS = ["phoenix-vs-riscemu", "phoenix-threads", "rv32-vs-riscemu", "mark-fast-over-step", "mark-steady", "sfpu",
-           "idle-hooks", "text-tracing", "mark-text-tracing", "startup-version", "startup-run"]
+           "matmul-mvmul", "matmul-wolfpine", "idle-hooks", "text-tracing", "mark-text-tracing", "startup-version",
+           "startup-run"]
 
 
 def key_paths(node: Any, path: str = "") -> set[str]:
@@ -67,7 +68,11 @@ def test_json_report_has_every_workload_checked_in_the_committed_shape(bench):
             assert name == "riscemu", (name, entry["note"])
             assert entry["note"] and set(entry) == {p.split(".")[2] for p in under(want, prefix) if p != prefix}
             continue
-        assert under(got, prefix) == under(want, prefix), name
+        expected = under(want, prefix)
+        if "wolfpine-tile" in entry.get("skipped_variants", {}):  # matmul without `pip install wolfpine`
+            assert name == "matmul" and entry["skipped_variants"]["wolfpine-tile"] == entry["size"]["wolfpine"]
+            expected = {p for p in expected if "wolfpine-tile" not in p} | {f"{prefix}.skipped_variants.wolfpine-tile"}
+        assert under(got, prefix) == expected, name
         assert entry["status"] == "ok", (name, entry["error"])
         check = entry["check"]
         assert check["passed"] is True and check["samples_checked"] >= len(entry["variants"]) >= 1, name

@@ -103,5 +103,8 @@ class SfpuStream(Workload):
 
 
 def workloads() -> list[type[Workload]]:
-    """What the Tensix plugin offers ``tessera bench``."""
-    return [SfpuStream]
+    """What the Tensix plugin offers ``tessera bench``: ``sfpu`` and ``matmul``
+    (:mod:`tessera_tensix.bench_matmul`)."""
+    from tessera_tensix.bench_matmul import MatmulTile
+
+    return [SfpuStream, MatmulTile]

@@ -78,7 +78,11 @@ TF32 = FORMATS["TF32"]
 
 def srca_format(thread: Any) -> int:
     """``SrcAFmt``: ``ALU_FORMAT_SPEC_REG_SrcA_val`` when overridden, else ``…REG0_SrcA``."""
-    c = thread.core.cfg.fields
+    return srca_format_of(thread.core.cfg.fields)
+
+
+def srca_format_of(c: dict[str, int]) -> int:
+    """:func:`srca_format` from the backend configuration's fields ``c``."""
     if c.get("ALU_FORMAT_SPEC_REG_SrcA_override", 0):
         return c.get("ALU_FORMAT_SPEC_REG_SrcA_val", 0) & 15
     return c.get("ALU_FORMAT_SPEC_REG0_SrcA", 0) & 15

@@ -56,7 +56,7 @@ def tessera_conformance_cases(arch):
 
 @tessera.hookimpl
 def tessera_bench_workloads():
-    """``tessera bench``'s ``sfpu`` kernel (imported only when the bench asks)."""
+    """``tessera bench``'s ``sfpu`` and ``matmul`` workloads (imported only when the bench asks)."""
     from tessera_tensix.bench import workloads
 
     return workloads()

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from tessera_tensix import addressing, rules
+from tessera_tensix import addressing, hazards, rules
 from tessera_tensix import matrix as mx
 from tessera_tensix import matrixbanks as mb
 from tessera_tensix.dest import ADJ16, ADJ32
@@ -79,12 +79,16 @@ _ADD_CODE = {(style, fmt, p): mx.pack(style, fmt, 0, 0, mx.slot_mask(style, "val
 
 def formats(thread: Any) -> tuple[str, str]:
     """``(SrcAStyle, Dst format)`` of the pages' "Determine the data formats" step."""
-    if thread.tcfg.fields.get("FP16A_FORCE_Enable", 0):
+    return _formats(thread.tcfg.fields, thread.core.cfg.fields)
+
+
+def _formats(t: dict[str, int], c: dict[str, int]) -> tuple[str, str]:
+    """:func:`formats` from the thread's (``t``) and the backend's (``c``) config fields."""
+    if t.get("FP16A_FORCE_Enable", 0):
         return mx.FP16, mx.DST_FP16
-    c = thread.core.cfg.fields
     if c.get("ALU_ACC_CTRL_INT8_math_enabled", 0):
         return mx.INT8, mx.DST_INT32
-    style = _STYLE_OF[mb.srca_format(thread)]
+    style = _STYLE_OF[mb.srca_format_of(c)]
     if c.get("ALU_ACC_CTRL_Fp32_enabled", 0):
         return style, mx.DST_FP32
     return style, mx.DST_FP16 if style == mx.FP16 else mx.DST_BF16
@@ -93,12 +97,13 @@ def formats(thread: Any) -> tuple[str, str]:
 def _setup(thread: Any) -> tuple[str, str, int, int]:
     """``(style, Dst format, fidelity phase, Dest row base)``: what every arithmetic
     instruction reads from the configuration and the RWCs (base = ``MATH_Offset + RWC.Dst
-    + DEST_REGW_BASE``, before the instruction's DstRow and alignment)."""
+    + DEST_REGW_BASE``, before the instruction's DstRow and alignment).  Called once per
+    instruction, so it reads each field once (the matrix unit's hot path)."""
     t = thread.tcfg.fields
+    c = thread.core.cfg.fields
     rwc = thread.rwc
-    style, fmt = formats(thread)
-    base = (t.get("DEST_TARGET_REG_CFG_MATH_Offset", 0) + rwc["dst"]
-            + thread.core.cfg.fields.get("DEST_REGW_BASE_Base", 0))
+    style, fmt = _formats(t, c)
+    base = t.get("DEST_TARGET_REG_CFG_MATH_Offset", 0) + rwc["dst"] + c.get("DEST_REGW_BASE_Base", 0)
     return style, fmt, (rwc["fidelity"] + t.get("FIDELITY_BASE_Phase", 0)) & 3, base
 
 
@@ -123,13 +128,8 @@ def _index(start: int, count: int, step: int = 1, mask: int = 0x3F) -> np.ndarra
 
 
 #: read-only row-index arrays by starting row (Src rows wrap modulo 64)
-_ROWS16 = tuple(_index(r, 16) for r in range(64))
 _ROWS8 = tuple(_index(r, 8) for r in range(64))
-_ROWS4 = tuple(_index(r, 4) for r in range(64))
 _SAME8 = tuple(_index(r, 8, 0) for r in range(64))
-_ONE = tuple(_index(r, 1) for r in range(64))
-_FIRST = {4: _ROWS4[0], 8: _ROWS8[0]}
-_BCAST_WHICH = _index(0, 4, 0)
 
 
 @lru_cache(maxsize=8192)
@@ -168,7 +168,9 @@ def _written(core: Any, phys: np.ndarray, wide: bool) -> None:
 _SRC = np.zeros((2, 64, 16), dtype=np.uint32)       # example argument types: SrcA/SrcB,
 _BITS = np.zeros((1024, 16), dtype=np.uint16)        # Dest bits, cached index arrays
 _IDX = _ROWS8[0]
-_WORK = np.zeros((36, 16))                           # the kernels' scratch (one instruction runs
+_VALID = np.ones(1024, dtype=bool)                   # Dest's row_valid, written
+_WRITTEN = np.zeros((1024, 16), dtype=bool)
+_WORK = np.zeros((62, 16))                           # the kernels' scratch (one instruction runs
 _KERNELS: dict[str, Any] = {}                        # at a time)
 
 
@@ -178,8 +180,9 @@ def _kernel(name: str) -> Any:
     entry = _KERNELS.get(name)
     if entry is None:
         if name == "matmul":
-            entry = compiled_entry(mx.matmul_kernel, _SRC, _SRC, _IDX, _IDX, 0, _BITS, _IDX, _IDX,
-                                   _DEFINED, _WORK)
+            entry = compiled_entry(mx.matmul_kernel, _SRC, _SRC, 0, 0, _BITS, _WORK)
+        elif name == "matmul-undefined":
+            entry = compiled_entry(mx.matmul_kernel_undefined, _SRC, _SRC, 0, 0, _BITS, _VALID, _WRITTEN, _WORK)
         else:
             entry = compiled_entry(mx.elementwise_kernel, _SRC, _SRC, _IDX, 0, _BITS, _IDX, _DEFINED, _WORK)
         _KERNELS[name] = entry
@@ -189,29 +192,45 @@ def _kernel(name: str) -> Any:
 # ------------------------------------------------------------------ matrix multiply
 def _matmul(thread: Any, ins: Any, name: str, *, nrows: int, broadcast: bool, dst: int,
             addr_mod: int) -> None:
-    """MVMUL / DOTPV / GAPOOL: ``Dst[nrows x 16] += SrcB[nrows x 16] @ SrcA[16 x 16]``."""
-    _wait(thread, name)
+    """MVMUL / DOTPV / GAPOOL: ``Dst[nrows x 16] += SrcB[nrows x 16] @ SrcA[16 x 16]``.
+
+    The matrix unit's hot path (``tessera bench --only matmul`` holds one MVMUL to 4x the
+    bare numpy product of its operands), so :func:`_wait`, :func:`_setup` and
+    :func:`_finish` are written out here, each configuration field is read once, the
+    Dest rows are computed in the kernel, and a Dest without undefined rows takes the
+    kernel with the fewest arguments."""
     core = thread.core
-    style, fmt, phase, base = _setup(thread)
-    rwc = thread.rwc
+    srca, srcb = core.srca, core.srcb
+    if srca.allowed[srca.matrix_bank] != MATRIX or srcb.allowed[srcb.matrix_bank] != MATRIX:
+        mb.wait_for_matrix(thread, name, srca=True, srcb=True)   # parks before any side effect
+    t, c, rwc = thread.tcfg.fields, core.cfg.fields, thread.rwc
+    style, fmt = _formats(t, c)
+    phase = (rwc["fidelity"] + t.get("FIDELITY_BASE_Phase", 0)) & 3
+    base = t.get("DEST_TARGET_REG_CFG_MATH_Offset", 0) + rwc["dst"] + c.get("DEST_REGW_BASE_Base", 0)
     a_row = rwc["srca"] & 0x38
     if a_row > 48:
         rules.broken(thread, ins, f"SrcA rows {a_row}..{a_row + 15} are read, past row 63 "
                                   f"(RWC SrcA = {rwc['srca']}; a 16-row operand must start at 0..48)")
-    wide = fmt in mx.DST32
     if broadcast:
-        phys, defined = _target(core, (base + dst) & 0x3F9, 4, 2, wide)
-        b_rows, which = _ONE[rwc["srcb"] & 0x3F], _BCAST_WHICH
+        row0, count, step, b_row = (base + dst) & 0x3F9, 4, 2, rwc["srcb"] & 0x3F
     else:
-        phys, defined = _target(core, (base + dst) & (0x400 - nrows), nrows, 1, wide)
-        b_rows, which = (_ROWS8 if nrows == 8 else _ROWS4)[rwc["srcb"] & 0x38], _FIRST[nrows]
-    srca, srcb = core.srca, core.srcb
-    code = _MUL_CODE[style, fmt, phase] | srca.matrix_bank << 4 | srcb.matrix_bank << 5
-    _kernel("matmul")(srca.rows, srcb.rows, _ROWS16[a_row], b_rows, code, core.dest.bits, phys, which,
-                      defined, _WORK)
-    _written(core, phys, wide)
+        row0, count, step, b_row = (base + dst) & (0x400 - nrows), nrows, 1, rwc["srcb"] & 0x38
+    code = (_MUL_CODE[style, fmt, phase] | srca.matrix_bank << 4 | srcb.matrix_bank << 5 | a_row << 12
+            | b_row << 56 | broadcast << 62)
+    dest = core.dest
+    rows = mx.dest_span(row0, count, step, c.get("DEST_ACCESS_CFG_remap_addrs", 0) & 1,
+                        c.get("DEST_ACCESS_CFG_swizzle_32b", 0) & 1, dest.all_valid)
+    if dest.all_valid:
+        _kernel("matmul")(srca.rows, srcb.rows, code, rows, dest.bits, _WORK)
+    else:
+        dest.all_valid = _kernel("matmul-undefined")(srca.rows, srcb.rows, code, rows, dest.bits, dest.row_valid,
+                                                     dest.written, _WORK)
     mb.note_row(core, a_row)
-    _finish(thread, ins.clear_dvalid, addr_mod)
+    hazards.dest_written(thread, ins, rows, fmt in mx.DST32)
+    if ins.clear_dvalid:
+        mb.flip_matrix_banks(thread, bool(ins.clear_dvalid & 1), bool(ins.clear_dvalid & 2))
+    if t:                                  # no thread config programmed: no ADDR_MOD increments
+        addressing.apply_addr_mod(thread, addr_mod, wh=core.chip == "wh")
 
 
 @op("MVMUL")
@@ -269,6 +288,7 @@ def _elementwise(thread: Any, ins: Any, name: str) -> None:
     _kernel("elementwise")(srca.rows, srcb.rows, b_rows, packed, core.dest.bits, phys, defined, _WORK)
     _written(core, phys, wide)
     mb.note_row(core, a_row)
+    hazards.dest_written(thread, ins, phys, wide)
     _finish(thread, ins.clear_dvalid, ins.addr_mode)
 
 
@@ -351,4 +371,5 @@ def gmpool(thread: Any, ins: Any) -> None:
     else:
         mb.write_dst16(core, phys, new >> 16)
     mb.note_row(core, a_row)
+    hazards.dest_written(thread, ins, phys, wide)
     _finish(thread, ins.clear_dvalid, _pool_addr_mod(ins))
