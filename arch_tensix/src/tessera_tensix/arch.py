@@ -30,7 +30,9 @@ def _arch(name: str, chip: str, description: str) -> Architecture:
         fields=tables.fields,
         encodings=tables.encodings,
         timing=TIMING,
-        capabilities={"sfpu", "dest", "direct-mode", "sync", "multi-agent"},
+        # bulk-data: the unpackers, packers and mover read and write L1 in bulk (whole
+        # tiles), which memory watches do not see (docs/tensix.md, docs/conformance.md)
+        capabilities={"sfpu", "dest", "direct-mode", "sync", "multi-agent", "bulk-data"},
         reset_pc=0,
         # direct mode runs Tensix words, not the RISC-V code of a baby-core ELF
         # (EM_RISCV): only EM_NONE ELFs load (docs/tensix.md "ELF files")

@@ -84,8 +84,9 @@ def start_threads(machine: Any) -> None:
     ``pack:``), adding the threads such a kernel needs; a kernel without them runs on T0
     from the load address as before."""
     core = machine.ext.get("tensix")
-    if core is None:
-        return
+    if core is None or core.started:
+        return  # once per machine: a run continued after a budget or a stop must not restart
+    core.started = True
     named = [i for i, label in enumerate(THREAD_LABELS) if label in machine.symbols]
     if not named:
         program_mops(machine, core)
@@ -115,7 +116,8 @@ def program_mops(machine: Any, core: TensixCore) -> None:
         if tid >= len(core.threads):
             raise ConfigError(f"label {name}: the kernel has no thread T{tid} to program")
         try:
-            words = [machine.space.read(address + 4 * i, 4) for i in range(CFG_WORDS)]
+            # fetched as kernel words (not a data access a memory watch would report)
+            words = [machine.space.fetch(address + 4 * i, 4)[0] for i in range(CFG_WORDS)]
         except TesseraError as exc:  # a label at the end of memory
             raise ConfigError(f"label {name}: cannot read the {CFG_WORDS} MopCfg words at "
                               f"{address:#x}: {exc}") from None

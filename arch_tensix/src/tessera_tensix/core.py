@@ -11,9 +11,28 @@ from tessera_tensix.sfpu_state import SfpuState
 from tessera_tensix.signal import BackendSignal
 from tessera_tensix.srcab import SrcRegister
 
+#: the key of :class:`ExpandedInstructions` among the address space's code caches
+EXPANDED_CACHE = "tensix-expanded"
+
+
+class ExpandedInstructions(dict):
+    """The decoded words of MOP and replay expansions, by ``(word, address, issued_by)``.
+
+    A code cache of the machine's address space (``AddressSpace.decode_cache``): emptied
+    with the engine's when the machine's caches are flushed, and not part of a snapshot.
+    Its words come from MopCfg and the replay buffer, not from memory, so a store to
+    code drops nothing here."""
+
+    def invalidate(self, start: int, end: int) -> set[int]:
+        return set()
+
 
 class TensixCore:
     """What the Tensix threads of one core share."""
+
+    #: has some thread recorded a matrix-unit Dest write the hazard rules look back at
+    #: (:mod:`tessera_tensix.hazards`)?  Until then SFPLOAD skips the check.
+    dest_hazards = False
 
     def __init__(self, config: TensixConfig, chip: str = "bh") -> None:
         self.config = config
@@ -31,8 +50,9 @@ class TensixCore:
         self.units: dict[str, Any] = {}
         self.l1: Any = None                       # tessera_tensix.l1.L1, mapped by the board
         self.threads: list[Any] = []
+        #: the threads were started at their kernel's labels (board.start_threads, once)
+        self.started = False
         self.machine: Any = None
-        self._decoded: dict[tuple[int, int], Any] = {}
 
     def unit(self, name: str, make: Any) -> Any:
         """The state of unit ``name``, made by ``make(core)`` the first time it is asked for."""
@@ -41,16 +61,23 @@ class TensixCore:
             state = self.units[name] = make(self)
         return state
 
-    def decode(self, word: int, address: int = 0) -> Any:
+    def decode(self, word: int, address: int = 0, issued_by: str | None = None) -> Any:
         """A decoded instruction for ``word`` issued by an expander (MOP, REPLAY) at
         ``address`` (the expanding instruction's: traces attribute it there), its
-        semantics bound and its observers (``tessera_execute_observe``: a trace) attached
-        as ``ins.observers``; cached (expansions repeat the same few words)."""
-        key = (word, address)
-        ins = self._decoded.get(key)
+        semantics bound, ``ins.issued_by`` set (``"MOP"``, ``"REPLAY from MOP"``: the
+        core's mark of an instruction that was not fetched) and its observers
+        (``tessera_execute_observe``: a trace) attached as ``ins.observers``.  Cached
+        (expansions repeat the same few words) in a code cache of the machine's address
+        space, so that flushing the machine's caches — a tracer attached or closed —
+        drops these observers with the engine's."""
+        key = (word, address, issued_by)
+        decoded = self.machine.space.decode_cache(EXPANDED_CACHE, ExpandedInstructions)
+        ins = decoded.get(key)
         if ins is None:
             arch = self.threads[0].arch
             ins = self.machine.decoder(arch).decode(word, address)
+            if issued_by is not None:
+                ins.issued_by = issued_by
             run = getattr(ins.run, "resolve", None)
             if run is not None:
                 ins.run = run()
@@ -59,7 +86,7 @@ class TensixCore:
             except Exception:  # noqa: BLE001 - a cost the expansion does not charge
                 ins.cycles = 1
             ins.observers = self._observers(arch, ins)
-            self._decoded[key] = ins
+            decoded[key] = ins
         return ins
 
     def _observers(self, arch: Any, ins: Any) -> tuple[Any, ...]:
@@ -77,11 +104,6 @@ class TensixCore:
             if ob is not None:
                 found.append(ob)
         return tuple(found)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_decoded"] = {}                    # rebuilt on demand after a restore
-        return state
 
     def state(self) -> dict[str, Any]:
         return {"sfpu": self.sfpu.state(), "dest": self.dest.state(), "config": self.cfg.state(),

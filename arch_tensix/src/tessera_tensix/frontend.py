@@ -32,15 +32,24 @@ class Undecoded:
     """A queued expanded word as a snapshot keeps it: decoded instructions (bound
     semantics, observers) are not pickled; :meth:`FrontEnd.drain` decodes it again."""
 
-    __slots__ = ("word", "address")
+    __slots__ = ("word", "address", "issued_by")
     mnemonic = "(undecoded)"
 
-    def __init__(self, word: int, address: int) -> None:
-        self.word, self.address = word, address
+    def __init__(self, word: int, address: int, issued_by: str | None = None) -> None:
+        self.word, self.address, self.issued_by = word, address, issued_by
 
 
 class FrontEnd:
     """Per-thread front-end state."""
+
+    #: numbering of the thread's backend instructions (:func:`tessera_tensix.hazards.position`):
+    #: + 1 per instruction an expansion issues, - 1 per kernel word that is not a backend
+    #: instruction (MOP, MOP_CFG, REPLAY, words recorded without executing)
+    shift = 0
+    #: what the thread's next backend instruction must not read (a hazards.Watch), or None
+    watch: Any = None
+    #: recent writes the hazard rules look back at (a hazards.Recent), made on first use
+    recent: Any = None
 
     def __init__(self) -> None:
         #: expanded instructions not yet issued: ``(decoded instruction, origin text,
@@ -77,6 +86,9 @@ class FrontEnd:
     def latch(self, thread: Any, ins: Any, latch: Any) -> None:
         """STALLWAIT/SEMWAIT: latch ``latch``; outside an expansion end the slice so the
         thread's next instructions go through the gate one by one."""
+        from tessera_tensix import hazards
+
+        hazards.latched(thread, latch)
         self.latched = latch
         if not self.draining:
             raise Yield(ins.next)
@@ -87,7 +99,7 @@ class FrontEnd:
         replay = self.replay
         macro = self.macro
         return (self.latched is not None or (replay is not None and replay.loading)
-                or (macro is not None and macro.busy))
+                or (macro is not None and macro.busy) or self.watch is not None)
 
     def admit(self, thread: Any, ins: Any) -> bool:
         """The replay expander's part for ``ins`` reaching it: while REPLAY is loading it
@@ -115,18 +127,35 @@ class FrontEnd:
             raise trap
         if macro is not None and macro.busy and not macro.tick(thread, ins):
             return  # discarded: its sub-unit runs an instruction SFPLOADMACRO scheduled
-        ins.run(thread, ins)
+        backend = ins.word >> 24 not in (0x01, 0x03, 0x04)  # a REPLAY here only expands
+        self.shift += backend
+        try:
+            if backend and self.watch is not None:
+                from tessera_tensix import hazards
+
+                hazards.watched(thread, ins, lambda: ins.run(thread, ins) or True)
+            else:
+                ins.run(thread, ins)
+        except Yield:  # retired
+            raise
+        except BaseException:
+            self.shift -= backend  # held: it issues again
+            raise
         for observe in getattr(ins, "observers", ()):  # a trace sees each expanded instruction
             observe(thread, ins)
 
-    def expand(self, thread: Any, words: Any, origin: str, recordable: bool = True) -> None:
+    def expand(self, thread: Any, words: Any, origin: str, recordable: bool = True,
+               issued_by: str = "MOP", address: int | None = None) -> None:
         """Queue ``words`` (made by ``origin``, e.g. ``"MOP at 0x40"``, the instruction at the
         thread's PC) for :meth:`drain`; ``recordable``: they reach the replay expander (MOP
-        output; not replay output).  Each is decoded at the origin's address, so a trace
-        lists the expansion under the instruction that made it."""
+        output; not replay output).  Each is decoded at the origin's ``address`` (pass
+        ``ins.address``: inside a slice ``thread.pc`` may lag behind) and marked
+        ``ins.issued_by`` (``"MOP"``, ``"REPLAY"``), so a trace lists the expansion under
+        the instruction that made it."""
         decode = thread.core.decode
-        pc = thread.pc
-        self.pending.extend((decode(w, pc), origin, recordable) for w in words)
+        pc = thread.pc if address is None else address
+        self.shift -= 1  # the MOP / REPLAY itself never reaches the backend
+        self.pending.extend((decode(w, pc, issued_by), origin, recordable) for w in words)
 
     def drain(self, thread: Any) -> None:
         """Issue the pending instructions in order; a wait leaves the rest queued."""
@@ -136,7 +165,7 @@ class FrontEnd:
             while pending:
                 ins, origin, recordable = pending[0]
                 if type(ins) is Undecoded:  # queued before a snapshot was restored
-                    ins = thread.core.decode(ins.word, ins.address)
+                    ins = thread.core.decode(ins.word, ins.address, ins.issued_by)
                     pending[0] = (ins, origin, recordable)
                 if recordable:  # through the replay expander once, even if it waits below
                     pending[0] = (ins, origin, False)
@@ -150,7 +179,8 @@ class FrontEnd:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["pending"] = deque((Undecoded(i.word, i.address), o, r) for i, o, r in self.pending)
+        state["pending"] = deque((Undecoded(i.word, i.address, getattr(i, "issued_by", None)), o, r)
+                                 for i, o, r in self.pending)
         return state
 
     def state(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ the units (Dest, SrcA/SrcB, the vector unit, sync unit …) are the core's
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from tessera.control import Trap
@@ -48,13 +49,15 @@ class TensixThread(CpuAgent):
             return super().run_slice(limit, cycle_limit)
         used = 0
         while used < limit and self.status == RUNNABLE and frontend.slow():
-            ins = self.core.decode(self.space.read(self.pc, 4))
+            ins = self.core.decode(self.space.fetch(self.pc, 4)[0])  # a fetch: no data access a trace would show
             reason = None
             if not frontend.pending:  # (a MOP/REPLAY at pc with a queue resumes it)
                 if frontend.admitted != self.pc:  # through the replay expander once per visit
                     if not frontend.admit(self, ins):  # recorded by REPLAY, not executed
+                        frontend.shift -= 1  # (no backend instruction: hazards.position)
+                        # consumed by the front end, not retired: no step (a slice's steps
+                        # are its retirements, which budgets and the scheduler count)
                         self.pc = self.next_pc = self.pc + 4
-                        used += 1
                         continue
                     frontend.admitted = self.pc
                 reason = frontend.gate_reason(self, ins)
@@ -73,7 +76,12 @@ class TensixThread(CpuAgent):
             if reason is not None:
                 self.park(self.core.signal, f"{self.name.upper()} {reason} (at pc {self.pc:#x})")
                 return used
-            step = super().run_slice(1, cycle_limit)
+            if frontend.watch is not None and ins.word >> 24 not in (0x01, 0x03, 0x04):
+                from tessera_tensix import hazards  # the instruction right after WRCFG …
+
+                step = hazards.watched(self, ins, functools.partial(super().run_slice, 1, cycle_limit))
+            else:
+                step = super().run_slice(1, cycle_limit)
             if step == 0:
                 return used
             frontend.admitted = None

@@ -29,7 +29,12 @@ Control flow
     Tensix threads never branch: no semantic function returns a PC, so the rows declare
     their control flow (``control_flow="flags"``): ``end`` carries ``halt``, the
     instructions that stall the thread until a condition holds (:data:`WAITS`) carry
-    ``wait``, every other row none.
+    ``wait``, every other row none.  MOP and REPLAY also carry ``expands`` (they issue the
+    instructions they expand to, which carry ``issued_by``: a trace lists them under
+    their issuer), and every row of a backend instruction names its execution unit
+    (``Encoding.unit``, the vendor's ``ex_resource``: ``MATH``, ``SFPU``, ``UNPACK`` …;
+    none for the front end's MOP, MOP_CFG, REPLAY and for NOP): ``--trace perfetto``
+    draws one track per unit.
 
 Operands
     Each field of the instruction is an operand and, on the decoded instruction, an
@@ -57,7 +62,7 @@ from tessera_tensix import rules
 from tessera_tensix.semantics import REGISTRY, reserved_name
 from tessera_tensix.timing import timing_class
 
-__all__ = ["CHIPS", "DIRECT_MODE", "ISSUE5", "ISSUE16", "WAITS", "RowInfo", "Tables", "resource", "row_info", "tables"]
+__all__ = ["CHIPS", "DIRECT_MODE", "EXPANDERS", "FRONT_END", "ISSUE5", "ISSUE16", "WAITS", "RowInfo", "Tables", "resource", "row_info", "tables"]
 
 #: chip -> (generated module, name used in messages)
 CHIPS = {"bh": ("_bh", "Blackhole"), "wh": ("_wh", "Wormhole B0")}
@@ -95,6 +100,13 @@ ISSUE16 = frozenset({
 })
 #: Every instruction direct mode executes (rows flagged ``direct-mode``).
 DIRECT_MODE = ISSUE5 | ISSUE16
+
+#: The front end's own instructions: the MOP and replay expanders consume them, so they
+#: never reach a backend unit (their rows declare no ``unit``).
+FRONT_END = frozenset({"MOP", "MOP_CFG", "REPLAY"})
+#: Instructions that issue other instructions while they run (the ``expands`` flag: a
+#: trace lists them before their expansion, :mod:`tessera_tensix.frontend`).
+EXPANDERS = frozenset({"MOP", "REPLAY"})
 
 #: Instructions that stall the issuing thread until a condition holds (the vendor's ISA
 #: pages): their rows carry the ``wait`` control flag, so a translated block ends there.
@@ -231,18 +243,22 @@ def tables(chip: str) -> Tables:
             flags.add("direct-mode")
         if name in WAITS:
             flags.add("wait")
+        if name in EXPANDERS:
+            flags.add("expands")
+        unit = "" if name in FRONT_END or resource in ("", "NONE") else resource
         doc = (f"{title} {name}: opcode {opcode:#04x}, {resource} unit; field ranges from {source}"
                + (f"; reserved bits {reserved:#08x}" if reserved else ""))
         timing = timing_class(name, resource)
         strict = Encoding(mnemonic, opcode << 24, OPCODE_MASK | reserved, syntax, REGISTRY.ref(name),
-                          timing=timing, flags=frozenset(flags), doc=doc)
+                          timing=timing, flags=frozenset(flags), doc=doc, unit=unit)
         encodings.append(strict)
         _INFO[strict] = info
         if reserved:
             lax = Encoding(mnemonic, opcode << 24, OPCODE_MASK, syntax,
                            REGISTRY.ref(reserved_name(name, reserved)), timing=timing,
                            flags=frozenset(flags | {"reserved-bits"}),
-                           doc=f"{title} {name} with reserved bits {reserved:#08x} set (a rule violation)")
+                           doc=f"{title} {name} with reserved bits {reserved:#08x} set (a rule violation)",
+                           unit=unit)
             encodings.append(lax)
             _INFO[lax] = info
     encodings.append(_end_row())

@@ -82,7 +82,7 @@ def _mop_words(thread: Any, ins: Any) -> list[int]:
 def mop(thread: Any, ins: Any) -> None:
     frontend = thread.frontend
     if not frontend.pending:  # else: re-run after a wait, resume the queue
-        frontend.expand(thread, _mop_words(thread, ins), f"MOP at {ins.address:#x}")
+        frontend.expand(thread, _mop_words(thread, ins), f"MOP at {ins.address:#x}", address=ins.address)
     frontend.drain(thread)
     _settle(thread, ins)
 
@@ -90,6 +90,7 @@ def mop(thread: Any, ins: Any) -> None:
 @op("MOP_CFG")
 def mop_cfg(thread: Any, ins: Any) -> None:
     expander_of(thread).mask_hi = ins.zmask_hi16
+    thread.frontend.shift -= 1  # consumed by the MOP expander (hazards.position)
 
 
 def _replay_words(thread: Any, ins: Any, words: list[int]) -> list[int]:
@@ -121,6 +122,8 @@ def replay(thread: Any, ins: Any) -> None:
         return
     if ins.load_mode:
         buffer.load(ins.start_idx, ins.len, ins.execute_while_loading)
+        if not frontend.draining:  # consumed by the replay expander (hazards.position)
+            frontend.shift -= 1
         _settle(thread, ins)
         return
     words = _replay_words(thread, ins, buffer.playback(ins.start_idx, ins.len))
@@ -130,11 +133,13 @@ def replay(thread: Any, ins: Any) -> None:
         pending = frontend.pending
         current = pending.popleft()
         origin = f"REPLAY from {current[1]}"
-        decode, pc = thread.core.decode, thread.pc  # decoded at the MOP's address, as it is
-        pending.extendleft((decode(w, pc), origin, False) for w in reversed(words))
+        by = f"REPLAY from {ins.issued_by}"
+        decode, pc = thread.core.decode, ins.address  # the MOP's address, as this REPLAY's is
+        pending.extendleft((decode(w, pc, by), origin, False) for w in reversed(words))
         pending.appendleft(current)
         return
-    frontend.expand(thread, words, f"REPLAY at {ins.address:#x}", recordable=False)
+    frontend.expand(thread, words, f"REPLAY at {ins.address:#x}", recordable=False, issued_by="REPLAY",
+                    address=ins.address)
     frontend.drain(thread)
     _settle(thread, ins)
 
