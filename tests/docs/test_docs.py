@@ -66,6 +66,10 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     # Examples that build a default PluginHost must not see the developer's selection.
     for var in ("TESSERA_DISABLE_PLUGINS", "TESSERA_PLUGINS", "TESSERA_EXTRA_PLUGINS", "TESSERA_DEBUG"):
         os.environ.pop(var, None)
+    # ... nor a process-wide host an earlier test left behind (an in-process CLI run sets
+    # the default host to one built with that test's plugin selection): as in a fresh
+    # process, default_host() builds one from the environment
+    plugins.set_default_host(None)
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
     try:
         yield

@@ -70,7 +70,7 @@ def scalar(value: Any) -> str:
     if _is_empty(value):
         return "none"
     if isinstance(value, (list, tuple)) and all(_is_scalar(v) for v in value):
-        return "[" + ", ".join(scalar(v) for v in value) + "]"
+        return "[" + " ".join(scalar(v) for v in value) + "]"
     return str(value)
 
 
@@ -168,7 +168,9 @@ def render(mapping: Mapping[Any, Any]) -> list[str]:
                 lines.extend(INDENT + line for line in body)
         elif all(_is_scalar(v) for v in value):
             lines.extend(list_row(key, value, label_width))
-        elif all(isinstance(v, Mapping) for v in value):
+        elif all(isinstance(v, Mapping) and all(_is_scalar(x) or _is_empty(x) or
+                                                (isinstance(x, (list, tuple)) and all(map(_is_scalar, x)))
+                                                for x in v.values()) for v in value):
             lines.append(key)
             lines.extend(INDENT + line for line in table(value))
         elif all(isinstance(v, (list, tuple)) and all(_is_scalar(x) for x in v) for v in value):
