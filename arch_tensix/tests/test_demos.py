@@ -17,6 +17,7 @@ Whichever engine ``TESSERA_ENGINE`` names runs them.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -27,7 +28,7 @@ import numpy as np
 import pytest
 
 from tessera.cli.demo import run_example
-from tessera.plugins import default_host
+from tessera.plugins import PluginHost
 from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
 from tessera_tensix.examples import EXAMPLES, EXAMPLES_WH, coprocessor
 from tessera_tensix.examples.coprocessor import (
@@ -45,6 +46,14 @@ CLI_ARCH = {"bh": "tensix", "wh": "tensix-wh"}
 COPROCESSOR = [("bh", e) for e in EXAMPLES[1:]] + [("wh", e) for e in EXAMPLES_WH[1:]]
 IN_A, IN_B, OUT = "0x10000", "0x11000", "0x12000"
 CHIPS = ("bh", "wh")
+
+
+@functools.cache
+def default_host() -> PluginHost:
+    """A host of this module's own (entry points + environment), as a fresh process has:
+    the process-wide default may be one an in-process CLI test built with its own plugin
+    selection, without the Tensix plugin whose hook starts the threads at their labels."""
+    return PluginHost()
 
 
 def kernel(name: str, chip: str) -> Path:
@@ -113,7 +122,7 @@ def test_each_example_passes_its_check(chip, example):
 
 def _run_in_process(example, arch=TENSIX_BH):
     from tessera.isa.asm import assemble
-    from tessera.loaders.common import place
+    from tessera.loaders import place
     from tessera.machine import Machine
 
     machine = Machine(arch, host=default_host())

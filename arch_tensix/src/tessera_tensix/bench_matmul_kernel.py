@@ -108,7 +108,7 @@ class TileProgram:
     def machine(self, host: Any) -> Any:
         """A fresh Tessera machine with the kernel and the inputs loaded and prepared (its
         decoder built, the threads at their labels, MopCfg programmed), not yet run."""
-        from tessera.loaders.common import place
+        from tessera.loaders import place
 
         machine = Machine(self.arch, host=host)
         for address, blob in self.program.segments:

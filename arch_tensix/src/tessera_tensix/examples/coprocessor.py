@@ -167,12 +167,23 @@ def expected_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
 
 
-def _example(name: str, description: str, kernel: CoprocessorExample, want: np.ndarray) -> Example:
-    def check(machine: Any, result: Any) -> str | None:
-        return kernel.check_with(want, machine, result)
+class ExampleCheck:
+    """An example's check: its kernel's output tile against ``want``.  A class rather
+    than a closure so the architecture record, which holds it, pickles (a snapshot of a
+    machine holds the record)."""
 
-    check.__qualname__ = check.__name__ = f"check_{name.replace('-', '_')}"
-    return Example(name=name, description=description, source=kernel.source(), max_steps=10_000, check=check)
+    def __init__(self, name: str, kernel: CoprocessorExample, want: np.ndarray) -> None:
+        self.__name__ = self.__qualname__ = f"check_{name.replace('-', '_')}"
+        self.kernel = kernel
+        self.want = want
+
+    def __call__(self, machine: Any, result: Any) -> str | None:
+        return self.kernel.check_with(self.want, machine, result)
+
+
+def _example(name: str, description: str, kernel: CoprocessorExample, want: np.ndarray) -> Example:
+    return Example(name=name, description=description, source=kernel.source(), max_steps=10_000,
+                   check=ExampleCheck(name, kernel, want))
 
 
 def examples(chip: str) -> tuple[Example, ...]:
