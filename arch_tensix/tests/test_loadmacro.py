@@ -375,7 +375,7 @@ def test_expanded_instructions_clock_the_schedule(chip):
     t = m.agent("t0")
     fe = t.frontend
     fe.expand(t, [SFPLOADMACRO(0, 5, FP32, 0, 0, chip), SFPNOP(), sfpload(7, FP32, 0, 0, chip=chip),
-                  sfpload(6, FP32, 0, 0, chip=chip)], "test", recordable=False)
+                  sfpload(6, FP32, 0, 0, chip=chip)], "test", address=t.pc, recordable=False)
     fe.drain(t)
     assert f(t, 7) == X and f(t, 6) == [3 * x + 0.5 for x in X]
 

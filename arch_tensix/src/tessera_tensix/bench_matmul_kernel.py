@@ -30,12 +30,11 @@ import tessera
 from tessera.bench.model import BenchFailure
 from tessera.errors import TesseraError
 from tessera.machine import Machine
+from tessera_tensix.mop import FRONT_END_OPCODES
 
 #: the kernel (package data of tessera_tensix.examples) and the symbols it must define
 KERNEL = "matmul.s"
 LAYOUT = ("IN_A", "IN_B", "OUT")
-#: opcodes the front ends consume (MOP, MOP_CFG, REPLAY): not backend instructions
-EXPANDERS = (0x01, 0x03, 0x04)
 
 
 def to_tile(m: np.ndarray) -> np.ndarray:
@@ -165,7 +164,7 @@ class _Counter:
 
     @tessera.hookimpl
     def tessera_execute_observe(self, machine: Any, arch: Any, ins: Any) -> Any:
-        if ins.word == 0 or ins.word >> 24 in EXPANDERS:
+        if ins.word == 0 or ins.word >> 24 in FRONT_END_OPCODES:
             return None
         counts, name = self.counts, ins.mnemonic
 

@@ -26,6 +26,7 @@ from collections import deque
 from typing import Any
 
 from tessera.control import Yield
+from tessera_tensix.mop import FRONT_END_OPCODES
 
 
 class Undecoded:
@@ -107,7 +108,7 @@ class FrontEnd:
         execute).  MOP, MOP_CFG (opcodes 0x01, 0x03: the MOP expander consumes them) and
         REPLAY (0x04: its semantics handle one arriving mid-load) are not recorded here."""
         replay = self.replay
-        if replay is None or not replay.loading or ins.word >> 24 in (0x01, 0x03, 0x04):
+        if replay is None or not replay.loading or ins.word >> 24 in FRONT_END_OPCODES:
             return True
         return bool(replay.take(ins.word))
 
@@ -127,7 +128,7 @@ class FrontEnd:
             raise trap
         if macro is not None and macro.busy and not macro.tick(thread, ins):
             return  # discarded: its sub-unit runs an instruction SFPLOADMACRO scheduled
-        backend = ins.word >> 24 not in (0x01, 0x03, 0x04)  # a REPLAY here only expands
+        backend = ins.word >> 24 not in FRONT_END_OPCODES  # a REPLAY here only expands
         self.shift += backend
         try:
             if backend and self.watch is not None:
@@ -144,8 +145,8 @@ class FrontEnd:
         for observe in getattr(ins, "observers", ()):  # a trace sees each expanded instruction
             observe(thread, ins)
 
-    def expand(self, thread: Any, words: Any, origin: str, recordable: bool = True,
-               issued_by: str = "MOP", address: int | None = None) -> None:
+    def expand(self, thread: Any, words: Any, origin: str, address: int, recordable: bool = True,
+               issued_by: str = "MOP") -> None:
         """Queue ``words`` (made by ``origin``, e.g. ``"MOP at 0x40"``, the instruction at the
         thread's PC) for :meth:`drain`; ``recordable``: they reach the replay expander (MOP
         output; not replay output).  Each is decoded at the origin's ``address`` (pass
@@ -153,9 +154,8 @@ class FrontEnd:
         ``ins.issued_by`` (``"MOP"``, ``"REPLAY"``), so a trace lists the expansion under
         the instruction that made it."""
         decode = thread.core.decode
-        pc = thread.pc if address is None else address
         self.shift -= 1  # the MOP / REPLAY itself never reaches the backend
-        self.pending.extend((decode(w, pc, issued_by), origin, recordable) for w in words)
+        self.pending.extend((decode(w, address, issued_by), origin, recordable) for w in words)
 
     def drain(self, thread: Any) -> None:
         """Issue the pending instructions in order; a wait leaves the rest queued."""

@@ -54,11 +54,10 @@ import numpy as np
 
 from tessera_tensix import rules
 from tessera_tensix.dest import ADJ16, ADJ32, LOAD_32
+from tessera_tensix.mop import FRONT_END_OPCODES
 
 #: instructions that must come between a matrix-unit Dest write and a vector-unit read
 WINDOW = 3
-#: first bytes of the kernel words the expanders consume (MOP, MOP_CFG, REPLAY)
-NOT_BACKEND = frozenset({0x01, 0x03, 0x04})
 #: STALLWAIT block bit of the vector unit, and the matrix-unit condition per chip
 B8 = 1 << 8
 FPU_CONDITION = {"wh": 1 << 7, "bh": 1 << 4}
@@ -432,11 +431,11 @@ def _next_backend(thread: Any, ins: Any) -> Any:
             nxt = pending[1][0]
             if getattr(nxt, "run", None) is None:          # frontend.Undecoded
                 nxt = thread.core.decode(nxt.word, nxt.address)
-            return None if nxt.word >> 24 in NOT_BACKEND else nxt
+            return None if nxt.word >> 24 in FRONT_END_OPCODES else nxt
     address = ins.address + 4                              # after the instruction / its MOP
     try:
         word = thread.space.fetch(address, 4)[0]
-        if word == 0 or word >> 24 in NOT_BACKEND:         # the kernel's end, or an expander's word
+        if word == 0 or word >> 24 in FRONT_END_OPCODES:         # the kernel's end, or an expander's word
             return None
         nxt = thread.core.decode(word, address)
     except Exception:  # noqa: BLE001 - nothing there, or undecodable: the run stops when it gets there

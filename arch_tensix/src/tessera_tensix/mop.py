@@ -49,6 +49,9 @@ NOP_OPCODE = 0x02
 MOP_OPCODE = 0x01
 MOP_CFG_OPCODE = 0x03
 REPLAY_OPCODE = 0x04
+#: the opcodes of the front end's own words (MOP, MOP_CFG, REPLAY): the expanders consume
+#: them, so they never reach a backend unit, a replay recording or the hazard count
+FRONT_END_OPCODES = frozenset({MOP_OPCODE, MOP_CFG_OPCODE, REPLAY_OPCODE})
 
 #: ``MopCfg`` of Tensix thread i is mapped in RISC-V Ti's address space as uint32_t[9] here
 MOP_CFG_BASE = 0xFFB8_0000

@@ -19,6 +19,7 @@ from tessera.control import Trap
 from tessera.engine import RUNNABLE, CpuAgent
 from tessera_tensix.config import ConfigSpace
 from tessera_tensix.frontend import FrontEnd
+from tessera_tensix.mop import FRONT_END_OPCODES
 
 MASK32 = 0xFFFF_FFFF
 
@@ -76,7 +77,7 @@ class TensixThread(CpuAgent):
             if reason is not None:
                 self.park(self.core.signal, f"{self.name.upper()} {reason} (at pc {self.pc:#x})")
                 return used
-            if frontend.watch is not None and ins.word >> 24 not in (0x01, 0x03, 0x04):
+            if frontend.watch is not None and ins.word >> 24 not in FRONT_END_OPCODES:
                 from tessera_tensix import hazards  # the instruction right after WRCFG …
 
                 step = hazards.watched(self, ins, functools.partial(super().run_slice, 1, cycle_limit))

@@ -63,7 +63,7 @@ import numpy as np
 
 from tessera.control import Yield
 from tessera_tensix import rules
-from tessera_tensix.isa import tables
+from tessera_tensix.isa import FRONT_END, tables
 from tessera_tensix.lanes import MACRO_VB, MACRO_VC
 from tessera_tensix.semantics import op
 from tessera_tensix.semantics.convert import is_wormhole
@@ -75,8 +75,6 @@ UNITS = ("Simple", "MAD", "Round", "Store")
 CYCLES, INSTRUCTIONS = 0, 1
 SFPNOP_WORD = 0x8F00_0000
 SFPSTORE_WORD = 0x7200_0000                       # SFPSTORE, VD 0 (selector 3)
-#: instructions the front end consumes: they take no backend cycle
-FRONT_END = frozenset({"MOP", "REPLAY", "MOP_CFG"})
 
 # The sub-unit table at the top of SFPLOADMACRO.md (Blackhole adds SFPARECIP, SFPGT, SFPLE
 # to Simple and SFPMUL24 to MAD).
