@@ -161,3 +161,31 @@ def test_listing_addresses_wrap_at_the_address_width():
     data = word.to_bytes(4, "little") * 3
     addresses = [addr for addr, _, _ in Disassembler(arch).lines(data, 0xFFFF_FFFC)]
     assert addresses == [0xFFFF_FFFC, 0x0, 0x4]
+
+
+def test_a_word_decoded_again_is_a_new_instruction():
+    """The decoder remembers words, not instructions: each decode is its own object with
+    its own operands (a semantic or a tool may change an instruction's attributes)."""
+    first = DEC.decode(0xFE009EE3, 0x100)
+    first.operands["off"] = 99
+    first.off = 99
+    again = DEC.decode(0xFE009EE3, 0x200)
+    assert again is not first
+    assert (again.address, again.off, again.operands["off"]) == (0x200, -4, -4)
+
+
+def test_illegal_words_are_not_remembered():
+    """An undecodable word's trap names its address, so each decode builds its own."""
+    a, b = TRAPPING.decode(0xFFFFFFFF, 0x10), TRAPPING.decode(0xFFFFFFFF, 0x20)
+    assert a.trap is not b.trap
+    assert not TRAPPING._known.get(0xFFFFFFFF)
+
+
+def test_machines_of_one_architecture_share_a_decoder():
+    from tessera.isa.decoder import shared_decoder
+    from tessera.machine import Machine
+
+    arch = toy32()
+    one, two = Machine(arch, host=None), Machine(arch, host=None)
+    assert one.decoder(arch) is two.decoder(arch) is shared_decoder(arch)
+    assert shared_decoder(toy32()) is not shared_decoder(arch)   # another object, its own

@@ -25,6 +25,10 @@ ILLEGAL = Encoding(mnemonic=".illegal", match=0, mask=0, semantics=_raise_illega
                    doc="an undecodable word; executing it takes the illegal-instruction trap")
 
 
+#: how many distinct words a decoder remembers (a bound for programs of random words)
+KNOWN_WORDS = 1 << 16
+
+
 class Decoder:
     """Decode words of one architecture."""
 
@@ -46,6 +50,9 @@ class Decoder:
         self._operand_fields = {
             enc: tuple(self._fields[name] for name in enc.operand_names) for enc in arch.encodings
         }
+        #: word -> (form, operands) of words decoded before: programs repeat few words and
+        #: machines built from one architecture share a decoder (:func:`shared_decoder`)
+        self._known: dict[int, tuple[Encoding, dict[str, int]]] = {}
 
     def match(self, word: int) -> Encoding | None:
         """The form ``word`` belongs to, or ``None``."""
@@ -59,11 +66,16 @@ class Decoder:
         """Decode ``word`` found at ``address``."""
         if not isinstance(word, int) or word < 0 or word > self.word_mask:
             raise DecodeError(f"{word!r} is not a {self.arch.word_bits}-bit word", address=address)
-        enc = self.match(word)
-        if enc is None:
-            return self.illegal(word, address)
-        operands = {f.name: f.extract(word) for f in self._operand_fields[enc]}
-        ins = Instruction(enc, word, address, self.arch.word_bytes, operands)
+        known = self._known.get(word)
+        if known is None:
+            enc = self.match(word)
+            if enc is None:
+                return self.illegal(word, address)
+            known = (enc, {f.name: f.extract(word) for f in self._operand_fields[enc]})
+            if len(self._known) < KNOWN_WORDS:
+                self._known[word] = known
+        enc, operands = known
+        ins = Instruction(enc, word, address, self.arch.word_bytes, dict(operands))
         ins.cycles = self.arch.cycles(enc)
         return ins
 
@@ -79,3 +91,20 @@ class Decoder:
 
     def operand_fields(self, enc: Encoding):
         return self._operand_fields.get(enc, ())
+
+
+#: decoders shared by machines of one architecture object, newest last (a few archs a process)
+_SHARED: dict[int, tuple[Architecture, Decoder]] = {}
+SHARED_ARCHS = 32
+
+
+def shared_decoder(arch: Architecture) -> Decoder:
+    """The decoder of ``arch`` that every machine of that architecture object uses: its
+    forms and the words it has decoded are built once a process, not once a machine (a
+    fault campaign or a bench builds hundreds).  A decoder holds no machine state."""
+    entry = _SHARED.get(id(arch))
+    if entry is None or entry[0] is not arch:
+        if len(_SHARED) >= SHARED_ARCHS:
+            del _SHARED[next(iter(_SHARED))]
+        entry = _SHARED[id(arch)] = (arch, Decoder(arch))
+    return entry[1]

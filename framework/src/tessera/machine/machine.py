@@ -21,7 +21,7 @@ from tessera.engine.agent import Agent
 from tessera.engine.cpu import CpuAgent
 from tessera.engine.fill import DecodeFiller
 from tessera.errors import ConfigError, PluginError
-from tessera.isa.decoder import Decoder
+from tessera.isa.decoder import Decoder, shared_decoder
 from tessera.isa.description import Architecture
 from tessera.machine import snapshot as snapshot_file
 from tessera.machine.clock import NominalTiming
@@ -229,7 +229,7 @@ class Machine:
     def decoder(self, arch: Architecture) -> Decoder:
         dec = self._decoders.get(arch.name)
         if dec is None:
-            dec = self._decoders[arch.name] = Decoder(arch)
+            dec = self._decoders[arch.name] = shared_decoder(arch)
         return dec
 
     def decode_filler(self, arch: Architecture, space: AddressSpace) -> DecodeFiller:
