@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["TesseraError", "ConfigError", "LoadError", "DecodeError", "MemoryFault", "UnhandledTrap",
            "BudgetExceeded", "Deadlock", "PluginError", "AssemblyError", "EncodeError", "SnapshotError",
-           "HostMemoryError", "EngineMismatch", "INTERNAL_ERROR_EXIT", "INTERRUPTED_EXIT", "all_error_classes"]
+           "HostMemoryError", "CheckFailed", "EngineMismatch", "INTERNAL_ERROR_EXIT", "INTERRUPTED_EXIT", "all_error_classes"]
 
 
 class TesseraError(Exception):
@@ -204,6 +204,18 @@ class HostMemoryError(TesseraError):
 
     exit_code = 77
     kind = "out of host memory"
+
+
+class CheckFailed(TesseraError):
+    """The program ran to its end but its output is not the expected one.
+
+    For programs that come with their expected (golden) outputs — a Tensix kernel's
+    manifest names them — the first differing element is in the message: where it
+    is, the value found and the value expected.
+    """
+
+    exit_code = 79
+    kind = "check failed"
 
 
 class EngineMismatch(TesseraError):

@@ -63,6 +63,18 @@ def tessera_architectures() -> list[Architecture]:
 
 
 @hookspec
+def tessera_program_formats() -> list[Any]:
+    """Return the program formats this plugin loads (``tessera.loaders.ProgramFormat``).
+
+    For programs that are none of the built-in formats — e.g. a Tensix kernel: a
+    manifest naming one ELF per core, inputs and expected outputs.  ``tessera run``
+    (format ``auto``) asks each format whether it claims the file before trying the
+    built-in ones (an ELF is always an ELF), and without ``--arch`` runs it on the
+    architecture the format names (:mod:`tessera.loaders.formats`).
+    """
+
+
+@hookspec
 def tessera_cli_commands(cli: CommandCollector) -> None:
     """Add subcommands to the ``tessera`` command line.
 

@@ -8,6 +8,7 @@ from tessera.dumptext import machine_lines
 from tessera.errors import ConfigError
 from tessera.loaders import detect_format, read_file
 from tessera.loaders.elf import choose_architecture
+from tessera.loaders.formats import call_format, claiming
 
 
 def resolve_arch(host: Any, name: str | None, path: str | None = None, cap: int = 1 << 30) -> Any:
@@ -19,6 +20,9 @@ def resolve_arch(host: Any, name: str | None, path: str | None = None, cap: int 
     data = read_file(path, cap)
     if detect_format(path, data[:4]) == "elf":
         return choose_architecture(host, data, path)
+    claimed = claiming(host, path, data)
+    if claimed is not None:
+        return host.architecture(call_format(*claimed, "architecture", path, data))
     known = ", ".join(sorted(host.architectures())) or "none installed"
     raise ConfigError(f"{path} is not an ELF file, so --arch is required (installed: {known})")
 

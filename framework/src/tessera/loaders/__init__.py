@@ -1,6 +1,7 @@
 """Loaders: put a program into a machine.  Formats: ELF, raw image, word list, assembly.
 
-:func:`load_program` picks the format from the file (ELF magic) or its extension
+:func:`load_program` picks the format from the file (ELF magic), then asks the
+plugins' formats (:mod:`tessera.loaders.formats`), then goes by its extension
 (``.s``/``.S``/``.asm`` assembly, ``.hex``/``.words`` word list, anything else raw).
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 from tessera.errors import AssemblyError, ConfigError, LoadError
 from tessera.loaders.common import LoadedProgram, place, read_file
 from tessera.loaders.elf import ELF_MAGIC, choose_architecture, elf_identity, load_elf
+from tessera.loaders.formats import ProgramFormat, call_format, claiming, plugin_formats
 from tessera.loaders.raw import load_raw, load_words, parse_word_list, parse_words
 
 ASM_EXTENSIONS = (".s", ".S", ".asm")
@@ -72,6 +74,10 @@ def load_program(machine: Any, path: str, *, fmt: str = "auto", load: int | None
         if value is not None and not 0 <= value < 1 << bits:
             raise ConfigError(f"{option} {value:#x} lies outside the {bits}-bit address space")
     data = read_file(path, machine.budget.cap)
+    if fmt == "auto" and not data.startswith(ELF_MAGIC):
+        claimed = claiming(machine.host, path, data)
+        if claimed is not None:  # a plugin's format (tessera.loaders.formats)
+            return call_format(*claimed, "load", machine, path, data)
     if fmt == "auto":
         fmt = detect_format(path, data[:4])
     if fmt == "elf":
@@ -86,6 +92,6 @@ def load_program(machine: Any, path: str, *, fmt: str = "auto", load: int | None
     return load_raw(machine, path, data, load=load, entry=entry, auto_map=auto_map)
 
 
-__all__ = ["LoadedProgram", "load_program", "load_elf", "load_raw", "load_words", "load_asm",
+__all__ = ["LoadedProgram", "ProgramFormat", "plugin_formats", "load_program", "load_elf", "load_raw", "load_words", "load_asm",
            "choose_architecture", "elf_identity", "detect_format", "parse_words", "parse_word_list", "read_file",
            "place", "AssemblyError"]

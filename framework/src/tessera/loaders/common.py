@@ -59,12 +59,17 @@ def _read_at_most(fh: Any, limit: int) -> bytes:
 
 
 def place(machine: Any, address: int, data: bytes, memsize: int | None = None, *,
-          what: str, auto_map: bool = False) -> None:
+          what: str, auto_map: bool = False, space: Any = None) -> None:
     """Write ``data`` at ``address`` (zero-filled up to ``memsize``) into mapped RAM/ROM.
 
     With ``auto_map`` an unmapped range gets a fresh RAM region (within the cap).
+    ``space``: where (default: the machine's main space; a board whose agents each see
+    their own address map passes an agent's ``space``, which must then be mapped there).
     """
-    space = machine.space
+    if space is None:
+        space = machine.space
+    elif auto_map:
+        raise LoadError(f"{what}: --auto-map maps RAM in the main address space only")
     size = max(len(data), memsize or 0)
     if size == 0:
         return

@@ -150,10 +150,12 @@ def elf_extensions(data: bytes) -> frozenset[str]:
 
 
 def load_elf(machine: Any, path: str, data: bytes | None = None, *, entry: int | None = None,
-             auto_map: bool = False, any_machine: bool = False) -> LoadedProgram:
+             auto_map: bool = False, any_machine: bool = False, agent: Any = None) -> LoadedProgram:
     """Load an ELF executable into ``machine`` and point its CPUs at the entry.
 
     ``any_machine`` loads an ELF whatever its ``e_machine`` says (``--any-elf-machine``).
+    ``agent``: load into that agent's address map (its ``space``) and point only it at
+    the entry — for boards whose cores each run their own ELF (a Tensix tile).
     """
     if data is None:
         data = read_file(path, machine.budget.cap)
@@ -187,11 +189,15 @@ def load_elf(machine: Any, path: str, data: bytes | None = None, *, entry: int |
         if memsz > machine.budget.cap:
             raise LoadError(f"{path}: {what} claims {memsz:#x} bytes, more than the "
                             f"{machine.budget.cap:#x}-byte memory cap")
-        place(machine, addr, data[off:off + filesz], memsz, what=f"{path}: {what}", auto_map=auto_map)
+        place(machine, addr, data[off:off + filesz], memsz, what=f"{path}: {what}", auto_map=auto_map,
+              space=None if agent is None else agent.space)
         loaded.segments.append((addr, memsz))
     loaded.symbols = _symbols(elf)
-    machine.symbols.update(loaded.symbols)
     loaded.entry = e_entry if entry is None else entry
+    if agent is not None:  # one core's ELF: its symbols are its own (several ELFs share names)
+        agent.pc = loaded.entry
+        return loaded
+    machine.symbols.update(loaded.symbols)
     machine.set_entry(loaded.entry)
     return loaded
 
