@@ -663,3 +663,66 @@ def test_an_access_in_the_window_tests_for_stale_code_only_where_it_may_write(mo
     assert _stale_tests(store_if.orelse) == 2
     # no test after the instructions themselves: the only ones are those above
     assert _stale_tests(ast.parse(block.source).body) == 4
+
+
+# --------------------------------------------------------------------------- devices that block
+
+
+class _Once(tessera.sync.SyncObject):
+    """Wakes its waiter at once (a wait that only ends the slice)."""
+
+    def park(self, agent: Any) -> None:
+        super().park(agent)
+        self.wake_waiters()
+
+
+def test_a_device_blocks_the_agent_and_the_store_runs_again():
+    """A device raises ``wait_for`` before any side effect: the agent parks and, woken, runs
+    the same store again (MMIO passes control signals through, it does not report a device bug)."""
+    device = 0x70000
+
+    def setup(m: Machine) -> Any:
+        once = m.add_sync(_Once("dev.once"))
+        log: list[tuple[int, int]] = []
+
+        class Gate:
+            """Holds every even value once: the first store of it waits, the retry lands."""
+            waits = 0
+
+            def read(self, offset, size):
+                return 0
+
+            def write(self, offset, size, value):
+                if value % 2 == 0 and Gate.waits < value // 2:
+                    Gate.waits += 1
+                    raise once.wait_for(m.space.current_agent, "the gate")
+                log.append((offset, value))
+        m.space.add_mmio("gate", device, 0x10, Gate())
+        return log
+
+    code = prog(("li", dict(rd=5, limm=device)), ("li", dict(rd=6, limm=4)), "loop:",
+                ("st", dict(rd=6, rs1=5, imm=0)), ("addi", dict(rd=6, rs1=6, imm=-1)),
+                ("bne", dict(rd=6, rs1=0, boff="loop")), ("halt", dict(rd=6)))
+    got = both(code, setup, expect_inline=False)
+    assert got["log"] == [(0, 4), (0, 3), (0, 2), (0, 1)]     # each store landed once, in order
+    result = got["outcome"][0][0]
+    assert result[:3] == ("ok", "halted", 15)                # the waits retired nothing extra
+
+
+def test_a_device_that_waits_forever_is_a_deadlock_naming_its_reason():
+    from tessera.errors import Deadlock
+
+    device = 0x70000
+    m = new_machine(prog(("li", dict(rd=5, limm=device)), ("st", dict(rd=5, rs1=5, imm=0)),
+                         ("halt", dict(rd=0))), cores=1)
+    never = m.add_sync(tessera.sync.Event("dev.ready"))
+
+    class Never:
+        def read(self, offset, size):
+            return 0
+
+        def write(self, offset, size, value):
+            raise never.wait_for(m.space.current_agent, "the device to be ready")
+    m.space.add_mmio("never", device, 0x10, Never())
+    with pytest.raises(Deadlock, match="the device to be ready"):
+        m.run(max_steps=100)

@@ -258,7 +258,7 @@ def execute_problems(machine: Machine, outcome: Any, log: list[tuple[Any, ...]])
             if kind == "B":
                 if pending is not None:
                     unfinished += 1  # halted or yielded: retired without an after callback
-                elif expect_pc is not None and e[2] != expect_pc:
+                elif expect_pc is not None and e[2] != expect_pc and agent.fetches:
                     problems.append(f"{name}: the instruction after the one that went to {expect_pc:#x} "
                                     f"started at {e[2]:#x}")
                 pending, expect_pc = e, None

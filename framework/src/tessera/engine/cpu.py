@@ -32,6 +32,12 @@ class CpuAgent(Agent):
     """
 
     kind = "cpu"
+    #: does the agent fetch its instructions from memory at its pc, each one's successor
+    #: where the previous one went?  False for an agent *fed* instructions by another
+    #: (a Tensix thread of a tile, fed by its RISC-V core's pushes): its instructions'
+    #: addresses say where each was pushed from, and no control flow links them — tools
+    #: and checks that follow the pc from one instruction to the next skip such agents
+    fetches = True
     #: is ``pc`` a *block entry* — reached by a control transfer, a block's end, a trap or
     #: a wait — rather than by falling through mid-block?  The fast engine counts visits
     #: towards translating a block only at entries (see ``_block_loop``)

@@ -183,6 +183,30 @@ class DecodeFiller:
                               "does not declare; list it in the row's variants and install it with "
                               "tessera.isa.swap", plugin=self.arch.name, pc=pc, word=word)
 
+    def instrument(self, ins: Instruction, run: Any) -> Any:
+        """``run`` (``ins``'s semantic function) wrapped with the before/after callbacks the
+        ``tessera_execute_instrument`` hooks want for ``ins``, or ``run`` itself when none do.
+
+        The engine calls it for every instruction it fills; an architecture whose agents
+        execute instructions that are not fetched from memory (a coprocessor thread fed
+        by its host core's pushes) calls it once per decoded instruction, so tools see
+        those retire like any other."""
+        befores, afters = [], []
+        for impl in self.instrumenters:
+            got = self._ask(impl, "tessera_execute_instrument", ins, ins.address, ins.word)
+            if got is None:
+                continue
+            if not (isinstance(got, tuple | list) and len(got) == 2):
+                raise PluginError(f"tessera_execute_instrument returned {type(got).__name__}; "
+                                  "it must return None or a (before, after) pair",
+                                  plugin=impl.plugin_name, pc=ins.address, word=ins.word)
+            before, after = got
+            if before is not None:
+                befores.append(_guard(before, impl.plugin_name, "before"))
+            if after is not None:
+                afters.append(_guard(after, impl.plugin_name, "after"))
+        return weave(run, befores, afters) if befores or afters else run
+
     def fill(self, pc: int) -> Instruction:
         word, region = self.space.fetch(pc, self.size)
         ins = unseal(self.decode(word, pc))  # a decode hook may hand back an entry filled before
@@ -216,22 +240,9 @@ class DecodeFiller:
         ins.observers = tuple(observers)
         ins.observer_calls = tuple(raw)  # unguarded: blocks call these (exceptions mapped by line)
         if self.instrumenters:
-            befores, afters = [], []
-            for impl in self.instrumenters:
-                got = self._ask(impl, "tessera_execute_instrument", ins, pc, word)
-                if got is None:
-                    continue
-                if not (isinstance(got, tuple | list) and len(got) == 2):
-                    raise PluginError(f"tessera_execute_instrument returned {type(got).__name__}; "
-                                      "it must return None or a (before, after) pair",
-                                      plugin=impl.plugin_name, pc=pc, word=word)
-                before, after = got
-                if before is not None:
-                    befores.append(_guard(before, impl.plugin_name, "before"))
-                if after is not None:
-                    afters.append(_guard(after, impl.plugin_name, "after"))
-            if befores or afters:
-                run = weave(run, befores, afters)
+            woven = self.instrument(ins, run)
+            if woven is not run:
+                run = woven
                 ins.blockable = False
         if observers:
             run = observe(run, ins.observers, ins.observer_calls)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import mmap
 from typing import Any, Protocol
 
-from tessera.errors import ConfigError, HostMemoryError, MemoryFault
+from tessera.control import ControlSignal
+from tessera.errors import ConfigError, HostMemoryError, MemoryFault, TesseraError
 from tessera.settings import format_size
 from tessera.types import Endian as Endian  # re-exported: plugins may name it from here
 
@@ -245,7 +246,15 @@ class Device(Protocol):
 
 
 class MMIO(Region):
-    """A device window: every access calls the device.  Never cached as code."""
+    """A device window: every access calls the device.  Never cached as code.
+
+    What a device raises on purpose passes through unchanged: a Tessera error (its own
+    one-line report) and a control signal — a device *blocks the accessing agent* by
+    raising ``sync_object.wait_for(agent, reason)`` before any side effect (a mailbox
+    read of an empty FIFO, a store to a full one): the agent parks and its load or
+    store runs again when the object wakes it (``space.current_agent`` is the agent).
+    Anything else is a device bug, reported as a :class:`MemoryFault` naming the device.
+    """
 
     kind = "mmio"
 
@@ -263,8 +272,8 @@ class MMIO(Region):
     def _device_read(self, offset: int, size: int) -> int:
         try:
             return int(self.device.read(offset, size))
-        except (MemoryFault, BrokenPipeError):  # a closed stdout is the user's, not the device's
-            raise
+        except (ControlSignal, TesseraError, BrokenPipeError):  # deliberate (see the class doc); a
+            raise                                               # closed stdout is the user's
         except Exception as exc:  # a device bug is reported, not propagated
             raise MemoryFault(f"device {self.name!r} read failed: {type(exc).__name__}: {exc}",
                               address=self.start + offset, access="read", size=size) from exc
@@ -272,7 +281,7 @@ class MMIO(Region):
     def _device_write(self, offset: int, size: int, value: int) -> None:
         try:
             self.device.write(offset, size, value & ((1 << (size << 3)) - 1))
-        except (MemoryFault, BrokenPipeError):  # a closed stdout is the user's, not the device's
+        except (ControlSignal, TesseraError, BrokenPipeError):
             raise
         except Exception as exc:  # a device bug is reported, not propagated
             raise MemoryFault(f"device {self.name!r} write failed: {type(exc).__name__}: {exc}",
