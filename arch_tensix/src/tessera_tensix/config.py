@@ -45,6 +45,14 @@ class TensixConfig:
                                                "(--l1; docs/tensix.md)")
     l1_out: str | None = setting(None, "str", help="save L1 when the run ends: ADDR:SHAPE:FORMAT=FILE.npy, "
                                                    "comma-separated (--l1-out)")
+    strict_rdcfg: bool = setting(False, help="Blackhole: stop when the instruction right after RDCFG reads "
+                                             "the GPR it writes (RDCFG.md); off by default because the "
+                                             "vendor's own matmul kernels do it and pass on silicon "
+                                             "(docs/tensix.md)")
+    store_push_gap: bool = setting(True, help="tile: an instruction pushed by a store to INSTRN_BUF_BASE "
+                                              "never reaches the wait gate right after the one before it, "
+                                              "nor the next one right after it (the 'instruction right "
+                                              "after' rules do not apply across it; docs/tensix.md)")
     echo: bool = setting(True, help="no effect (Tensix has no console to echo; accepted so a tool can pass "
                                     "echo=false to any architecture)")
 

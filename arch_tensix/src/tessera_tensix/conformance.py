@@ -4,7 +4,8 @@ Direct-mode kernels with what they must leave behind: a Dest slice written by th
 two threads ordered by a semaphore, a deadlock report naming the condition, and the
 documented way bad words stop a run (one line, exit status 68).  Tensix threads
 never branch, so there is no endless case: the suite's budget check cuts the longest
-program in half instead.
+program in half instead.  The tile architectures have their own: a core released
+from soft reset pushing to its thread, an endless loop, a FIFO deadlock.
 """
 
 from __future__ import annotations
@@ -116,7 +117,86 @@ THREAD_CASES: list[dict[str, Any]] = [
 ]
 
 
+#: the tile: RISCV B releases RISCV T0 from soft reset (it starts at its fixed pc 0x6000),
+#: which pushes three NOPs to Tensix T0 (two .ttinsn words and a store to INSTRN_BUF_BASE)
+TILE_PUSH = """
+        li t0, 0xFFB12000
+        li t1, 0x6000              # RISCV_DEBUG_REG_SOFT_RESET_0: T1, T2 stay held
+        sw t1, 0x1B0(t0)
+        li a7, 93
+        li a0, 0
+        ecall
+        .org 0x6000
+        ttinsn 0x2000000           # NOP (the Tensix word's low 30 bits)
+        ttinsn 0x2000000
+        li t0, 0xFFE40000
+        li t1, 0x02000000
+        sw t1, 0(t0)
+        li a7, 93
+        li a0, 0
+        ecall
+"""
+
+#: T0's MVMUL waits for SrcA (the unpackers own it after reset); its core pushes on
+#: until the FIFO is full: a deadlock naming both
+TILE_STUCK = """
+        li t0, 0xFFB12000
+        li t1, 0x6000
+        sw t1, 0x1B0(t0)
+        li a7, 93
+        li a0, 0
+        ecall
+        .org 0x6000
+        ttinsn 0x26000000          # MVMUL 0,0,0,0
+""" + "        ttinsn 0x2000000\n" * 40 + """        li a7, 93
+        li a0, 0
+        ecall
+"""
+
+
+def _three_nops(machine: Any, outcome: Any) -> str | None:
+    t0 = machine.agent("t0")
+    return None if t0.instret == 3 else f"Tensix T0 retired {t0.instret} instructions, expected the 3 NOPs pushed"
+
+
+def _names_the_fifo(machine: Any, outcome: Any) -> str | None:
+    text = str(outcome.error)
+    for want in ("trisc0 waits for t0.fifo to have room", "T0 MVMUL waits: SrcA bank 0 is owned by the unpackers"):
+        if want not in text:
+            return f"the deadlock report {text!r} does not say {want!r}"
+    return None
+
+
+TILE_CASES: list[dict[str, Any]] = [
+    {
+        "name": "push-to-thread",
+        "description": "RISCV B releases T0 from soft reset; T0 pushes three NOPs to Tensix T0",
+        "source": TILE_PUSH,
+        "max_steps": 1000,
+        "expect": {"exit_code": 0},
+        "check": _three_nops,
+    },
+    {
+        "name": "endless",
+        "description": "RISCV B loops forever: the budget stops it",
+        "source": "loop: j loop\n",
+        "max_steps": 1000,
+        "expect": {"reason": "budget"},
+    },
+    {
+        "name": "fifo-deadlock",
+        "description": "a held MVMUL and a full instruction FIFO: the deadlock names the core and the thread",
+        "source": TILE_STUCK,
+        "max_steps": 10_000,
+        "expect": {"reason": "deadlock"},
+        "check": _names_the_fifo,
+    },
+]
+
+
 def cases(arch: Any) -> list[dict[str, Any]] | None:
+    if arch.name in ("tensix-tile", "tensix-tile-wh"):
+        return TILE_CASES
     if arch.name == "tensix":
         return CASES + THREAD_CASES
     return THREAD_CASES if arch.name == "tensix-wh" else None

@@ -61,7 +61,8 @@ class TensixCore:
             state = self.units[name] = make(self)
         return state
 
-    def decode(self, word: int, address: int = 0, issued_by: str | None = None) -> Any:
+    def decode(self, word: int, address: int = 0, issued_by: str | None = None, *,
+               instrument: bool = False) -> Any:
         """A decoded instruction for ``word`` issued by an expander (MOP, REPLAY) at
         ``address`` (the expanding instruction's: traces attribute it there), its
         semantics bound, ``ins.issued_by`` set (``"MOP"``, ``"REPLAY from MOP"``: the
@@ -69,8 +70,10 @@ class TensixCore:
         (``tessera_execute_observe``: a trace) attached as ``ins.observers``.  Cached
         (expansions repeat the same few words) in a code cache of the machine's address
         space, so that flushing the machine's caches — a tracer attached or closed —
-        drops these observers with the engine's."""
-        key = (word, address, issued_by)
+        drops these observers with the engine's.  ``instrument``: also wrap it with the
+        ``tessera_execute_instrument`` callbacks (an instruction a tile's thread pops from
+        its FIFO retires as a fetched one does; an expansion's instructions do not)."""
+        key = (word, address, issued_by, instrument)
         decoded = self.machine.space.decode_cache(EXPANDED_CACHE, ExpandedInstructions)
         ins = decoded.get(key)
         if ins is None:
@@ -86,6 +89,8 @@ class TensixCore:
             except Exception:  # noqa: BLE001 - a cost the expansion does not charge
                 ins.cycles = 1
             ins.observers = self._observers(arch, ins)
+            if instrument:
+                ins.run = self.machine.decode_filler(arch, self.machine.space).instrument(ins, ins.run)
             decoded[key] = ins
         return ins
 

@@ -66,8 +66,10 @@ LOAD_ZERO = 11
 
 
 def position(thread: Any, ins: Any) -> int:
-    """The place of ``ins`` among ``thread``'s backend instructions (see the module docstring)."""
-    return ins.address // 4 + thread.frontend.shift
+    """The place of ``ins`` among ``thread``'s backend instructions (see the module docstring;
+    a tile's thread counts the words it popped instead of kernel addresses)."""
+    popped = getattr(thread, "popped", None)
+    return (ins.address // 4 if popped is None else popped) + thread.frontend.shift
 
 
 class Recent:

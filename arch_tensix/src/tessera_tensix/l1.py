@@ -26,11 +26,12 @@ SIZES = {"wh": 1464 * 1024, "bh": 1536 * 1024}
 class L1:
     """Byte-offset access to the ``l1`` region of ``space`` (mapped at ``base``)."""
 
-    def __init__(self, space: Any, base: int, chip: str) -> None:
+    def __init__(self, space: Any, base: int, chip: str, perms: str = "rw") -> None:
         self.space = space
         self.base = base
         self.size = SIZES[chip]
-        self.region = space.add_ram("l1", base, self.size, perms="rw")
+        # executable on a tile, where the baby RISC-V cores run their code from L1
+        self.region = space.add_ram("l1", base, self.size, perms=perms)
         self.bytes = np.frombuffer(self.region.data, dtype=np.uint8)  # a live, writable view
         #: woken after every write through :meth:`write` (the core's BackendSignal, set by
         #: the board): threads waiting on L1 contents (ATCAS, ATINCGETPTR) re-check

@@ -5,22 +5,37 @@ from __future__ import annotations
 import tessera
 
 TESSERA_API_VERSION = 1
-#: The ELF files its architectures run (docs/writing-plugins.md): none, so choosing an
-#: architecture for an ELF (``tessera run prog.elf``) never needs to build the Tensix tables.
-TESSERA_ELF_MACHINES: dict = {}
+#: The ELF files its architectures run (docs/writing-plugins.md): the direct-mode
+#: architectures none; the tiles RISC-V ELFs that name the ``xttinsn`` extension (the
+#: vendor's ELFs name none: a kernel manifest or ``--arch`` chooses the tile for them),
+#: so choosing an architecture for a plain RISC-V ELF never builds the Tensix tables.
+TESSERA_ELF_MACHINES = {"tensix-tile": (243, ("xttinsn",)), "tensix-tile-wh": (243, ("xttinsn",))}
 
 
 @tessera.hookimpl
 def tessera_architectures():
     from tessera_tensix.arch import TENSIX_BH, TENSIX_WH
+    from tessera_tensix.tile.arch import TILE_BH, TILE_WH
 
-    return [TENSIX_BH, TENSIX_WH]
+    return [TENSIX_BH, TENSIX_WH, TILE_BH, TILE_WH]
+
+
+@tessera.hookimpl
+def tessera_program_formats():
+    """Tensix kernel manifests (``tessera run kernel.toml``: one ELF per baby RISC-V core)."""
+    from tessera.loaders import ProgramFormat
+    from tessera_tensix.tile import kernel
+
+    return [ProgramFormat("tensix-kernel", "a Tensix kernel: one ELF per baby RISC-V core, L1 inputs and "
+                                           "expected outputs (docs/tensix-llk.md)",
+                          kernel.claims, kernel.architecture, kernel.load)]
 
 
 @tessera.hookimpl
 def tessera_machine_ready(machine):
-    """Start the threads of a multi-thread kernel at their labels (``unpack:`` ``math:`` ``pack:``)."""
-    if machine.ext.get("tensix") is not None and not machine.restored:
+    """Start the threads of a multi-thread kernel at their labels (``unpack:`` ``math:`` ``pack:``);
+    direct mode only (a tile's threads are fed by its cores)."""
+    if machine.ext.get("tensix") is not None and machine.ext.get("tensix_tile") is None and not machine.restored:
         from tessera_tensix.board import start_threads
 
         start_threads(machine)
@@ -30,6 +45,10 @@ def tessera_machine_ready(machine):
 def tessera_run_finished(machine, result):
     """Write Dest to ``--dest-out`` and L1 to ``--l1-out`` when a Tensix run ends (whatever the reason)."""
     core = machine.ext.get("tensix")
+    if core is not None and machine.ext.get("tensix_kernel") is not None:
+        from tessera_tensix.tile import kernel
+
+        kernel.finish(machine, result)
     if core is not None and machine.config.get("l1_out"):
         from tessera_tensix import l1io
 
@@ -60,3 +79,4 @@ def tessera_bench_workloads():
     from tessera_tensix.bench import workloads
 
     return workloads()
+

@@ -88,8 +88,8 @@ def rdcfg(thread: Any, ins: Any) -> None:
     if not _cfg_index_ok(thread, ins, index):
         return
     thread.gpr[ins.gpr_address] = cfgregs.read_cfg(thread.core, cfgregs.state_id(thread), index)
-    if thread.core.chip == "bh":  # Blackhole's result arrives late (RDCFG.md)
-        hazards.watch_gpr(thread, ins, ins.gpr_address)
+    if thread.core.chip == "bh" and thread.core.config.strict_rdcfg:  # Blackhole's result arrives
+        hazards.watch_gpr(thread, ins, ins.gpr_address)              # late (RDCFG.md)
 
 
 def _rmwcib(thread: Any, ins: Any, byte: int) -> None:

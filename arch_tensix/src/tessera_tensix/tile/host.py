@@ -1,0 +1,119 @@
+"""The host's part of tt-llk's test protocol, played by an agent of the tile.
+
+The vendor's test firmware does not run on its own: RISCV B (``tests/helpers/src/
+brisc.cpp``) initialises, publishes a boot-ready sentinel in an L1 mailbox and then
+polls a command slot that the *host* writes (start the TRISCs); each TRISC
+(``trisc.cpp``) runs its kernel, waits for its Tensix thread (``tensix_sync``) and
+writes ``KERNEL_COMPLETE`` to its L1 mailbox; then every core loops forever.  So a
+run of those ELFs needs the host's side, and this agent is it (the facts are the
+test helpers' — addresses and values are the manifest's ``[host]`` table, with the
+helpers' values as defaults):
+
+1. wait for RISCV B's sentinel (``0xB001CAFE`` at the counter slot);
+2. on Wormhole, write each TRISC's start address to the slots RISCV B copies into the
+   reset-pc configuration (``TRISC_START_BASE``) and send ``UPDATE_START_ADDR_CACHE_AND_START``;
+   on Blackhole set each TRISC's reset pc (tile-control registers, override on) to its
+   ELF's entry, as the harness's ELF loader does over the NoC, and send ``START_TRISCS``;
+3. wait until every TRISC's mailbox holds ``KERNEL_COMPLETE`` and every Tensix thread
+   is idle; then halt every core (they spin in their final loops) and itself: the run
+   ends ``halted`` with exit status 0.
+
+It polls L1 once per turn, each poll one step of ``POLL_CYCLES`` cycles (the host's
+pace), and says what it waits for (``wait_reason``), which a budget report shows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tessera.engine import Agent
+
+#: tt-llk test helpers (brisc.cpp, trisc.cpp, boot.h, ckernel.h)
+MAILBOXES = 0x1FFB8
+BOOT_READY = 0xB001CAFE
+KERNEL_COMPLETE = 0xFF
+START_TRISCS, UPDATE_START_ADDR_CACHE_AND_START = 1, 3
+TRISC_START_BASE_WH = 0x16DFF0
+#: cycles between two polls of the host
+POLL_CYCLES = 64
+
+
+class TestHost(Agent):
+    """The Python harness's part of a tt-llk test run."""
+
+    kind = "host"
+
+    def __init__(self, name: str, tile: Any, starts: dict[str, int], *, mailboxes: tuple[int, int, int] = (
+                     MAILBOXES, MAILBOXES + 4, MAILBOXES + 8), brisc_command: int = MAILBOXES + 12,
+                 brisc_counter: int = MAILBOXES + 20, start_command: int | None = None,
+                 brisc_ready: int = BOOT_READY, kernel_complete: int = KERNEL_COMPLETE,
+                 cores: tuple[str, ...] = ("trisc0", "trisc1", "trisc2")) -> None:
+        super().__init__(name)
+        self.tile = tile
+        self.starts = starts                 # TRISC name -> its ELF's entry (Wormhole's start slots)
+        self.mailboxes = mailboxes
+        self.brisc_command = brisc_command
+        self.brisc_counter = brisc_counter
+        self.start_command = start_command if start_command is not None else (
+            UPDATE_START_ADDR_CACHE_AND_START if tile.chip == "wh" else START_TRISCS)
+        self.brisc_ready = brisc_ready
+        self.kernel_complete = kernel_complete
+        self.cores = cores
+        self.phase = "boot"
+        self.wait_reason = "RISCV B to publish its boot-ready sentinel"
+
+    def _word(self, address: int) -> int:
+        return self.tile.core.l1.word(address, who="the test host")
+
+    def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
+        self.cycles += POLL_CYCLES
+        self.instret += 1
+        l1 = self.tile.core.l1
+        if self.phase == "boot":
+            if self._word(self.brisc_counter) != self.brisc_ready:
+                return 1
+            if self.tile.chip == "wh":
+                for i, core in enumerate(("trisc0", "trisc1", "trisc2")):
+                    l1.set_word(TRISC_START_BASE_WH + 4 * i, self.starts.get(core, 0), who="the test host")
+            else:  # the harness's ELF loader points each TRISC's reset pc at its ELF's entry
+                self._set_reset_pcs()
+            # the command slot (counter & 1) = 0 of the first command
+            l1.set_word(self.brisc_command, self.start_command, who="the test host")
+            self.phase = "run"
+            self.wait_reason = "every TRISC to report KERNEL_COMPLETE"
+            return 1
+        done = [core for i, core in enumerate(("trisc0", "trisc1", "trisc2"))
+                if core in self.cores and self._word(self.mailboxes[i]) == self.kernel_complete]
+        if len(done) < len(self.cores):
+            missing = [c for c in self.cores if c not in done]
+            self.wait_reason = f"{', '.join(missing)} to report KERNEL_COMPLETE in L1 mailbox"
+            return 1
+        busy = [t.name.upper() for t in self.tile.core.threads if not t.idle]
+        if busy:
+            self.wait_reason = f"Tensix {', '.join(busy)} to finish"
+            return 1
+        for hart in self.tile.harts.values():   # (the Tensix threads are idle daemons)
+            if hart.status != "halted":
+                hart.halt(0)
+        self.wait_reason = ""
+        self.halt(0)
+        return 1
+
+    def _set_reset_pcs(self) -> None:
+        """Blackhole: ``RISCV_DEBUG_REG_TRISC<i>_RESET_PC`` = the ELF's entry and the override
+        on, as the host does over the NoC before starting the TRISCs (SoftReset.md)."""
+        from tessera_tensix.tile import memmap
+
+        control = self.tile.control
+        base = memmap.RISCV_DEBUG_REGS_START_ADDR
+        override = control.regs.get(memmap.TRISC_RESET_PC_OVERRIDE - base, 0)
+        for i, core in enumerate(("trisc0", "trisc1", "trisc2")):
+            if core in self.starts:
+                control.regs[memmap.TRISC_RESET_PC[i] - base] = self.starts[core]
+                override |= 1 << i
+        control.regs[memmap.TRISC_RESET_PC_OVERRIDE - base] = override
+
+    def state(self) -> dict[str, Any]:
+        out = super().state()
+        out["phase"] = self.phase
+        return out
