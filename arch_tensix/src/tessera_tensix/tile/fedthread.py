@@ -75,8 +75,14 @@ class FedThread(TensixThread):
                 current = self.current = (self.core.decode(word, pc, None, instrument=True), f"{core} at {pc:#x}",
                                           True)
             ins, origin, recordable = current
+            if recordable:  # through the replay expander once, even if the gate holds it below
+                if not frontend.admit(self, ins):   # recorded by REPLAY, not executed: consumed
+                    frontend.shift -= 1             # by the front end, not retired (as in direct
+                    self.current = None             # mode: no step, no callbacks)
+                    continue
+                self.current = (ins, origin, False)
             try:
-                frontend.issue(self, ins, origin, recordable)
+                frontend.issue(self, ins, origin, False)
             except Yield:                         # retired: a latched wait ends the turn in direct
                 for observe in getattr(ins, "observers", ()):   # mode; issue() skipped these
                     observe(self, ins)
@@ -101,6 +107,7 @@ class FedThread(TensixThread):
             except TesseraError as exc:
                 raise exc.with_context(agent=self.name, pc=self.pc) from None
             self.current = None
+            self.pc = ins.next        # retired: the thread is past it (as a CPU's pc moves on)
             self.cycles += ins.cycles
             self.instret += 1
             used += 1
