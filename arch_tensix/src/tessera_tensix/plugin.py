@@ -80,3 +80,10 @@ def tessera_bench_workloads():
 
     return workloads()
 
+
+@tessera.hookimpl
+def tessera_cli_commands(cli):
+    """``tessera tensix build``/``fetch``/``kernels``: compile tt-llk's test kernels (docs/tensix-llk.md)."""
+    from tessera_tensix.llk.cli import tensix
+
+    cli.add_command(tensix)

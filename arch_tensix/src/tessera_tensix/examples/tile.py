@@ -99,7 +99,7 @@ def tile_source(kernel: Any, chip: str) -> str:
 def examples(chip: str) -> tuple[Example, ...]:
     out = []
     for example in cp.examples(chip):
-        check = example.check
+        check: Any = example.check   # an ExampleCheck: it holds its kernel
         out.append(Example(name=example.name, description=example.description.replace(
             "three threads", "RISCV T0..T2 push three threads"), source=tile_source(check.kernel, chip),
             max_steps=200_000, check=check))
