@@ -1,0 +1,91 @@
+"""tt-llk's own test kernels, compiled here unchanged, run on the tile and match numpy goldens.
+
+Needs what ``tessera tensix build`` needs (Debian's riscv64-unknown-elf-g++ and the cache
+``tessera tensix fetch`` fills); skipped with the reason without them.  Inputs are small
+integers, so every result is exact in BF16 and the goldens compare exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tessera_tensix.llk import sysroot, toolchain, wheel
+
+pytestmark = pytest.mark.llk_build
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ready():
+    # CI sets TESSERA_REQUIRE_LLK=1 after `tessera tensix fetch`: there a missing piece fails
+    missing = pytest.fail if os.environ.get("TESSERA_REQUIRE_LLK") == "1" else pytest.skip
+    if not toolchain.available():
+        missing("needs riscv64-unknown-elf-g++ (apt-get install gcc-riscv64-unknown-elf)")
+    if not (wheel.cached() and sysroot.cached()):
+        missing("needs the tt-llk cache: run `tessera tensix fetch` once (downloads ~220 MB)")
+
+
+def tessera(*args: str) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).parent / "tessera"
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tessera.cli.main"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TESSERA_") or k in ("TESSERA_CACHE",
+                                                                                           "TESSERA_ENGINE")}
+    env["TESSERA_PLUGINS"] = "tensix"
+    return subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=900)
+
+
+def with_data(directory: Path, inputs: dict[str, np.ndarray], golden: np.ndarray) -> Path:
+    """The built manifest plus input files, an output file and the golden: ``run.toml``."""
+    text = (directory / "kernel.toml").read_text()
+    for name, values in inputs.items():
+        np.save(directory / f"{name}.npy", values)
+        text = text.replace(f'name = "{name}"\n', f'name = "{name}"\nfile = "{name}.npy"\n', 1)
+    np.save(directory / "golden.npy", golden)
+    text = text.replace('name = "res"\n', 'name = "res"\nfile = "res.npy"\ngolden = "golden.npy"\n', 1)
+    path = directory / "run.toml"
+    path.write_text(text)
+    return path
+
+
+RNG = np.random.default_rng(17)
+A = RNG.integers(-8, 8, 1024).astype(np.float32)
+B = RNG.integers(-8, 8, 1024).astype(np.float32)
+GOLDENS = {"add": A + B, "sub": A - B, "mul": A * B}
+
+
+@pytest.mark.parametrize("chip", ["blackhole", "wormhole_b0"])
+def test_datacopy_copies_its_tile(tmp_path, chip):
+    built = tessera("tensix", "build", "eltwise_unary_datacopy_test", "--chip", chip, "--format", "Float16_b",
+                    "-o", str(tmp_path / "k"), "--offline", "--jobs", "2")
+    assert built.returncode == 0, built.stderr
+    run = with_data(tmp_path / "k", {"A": A}, A)
+    done = tessera("run", str(run), "--max-steps", "20000000")
+    assert done.returncode == 0, done.stderr
+    assert np.array_equal(np.load(tmp_path / "k" / "res.npy"), A)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_eltwise_binary_matches_numpy(tmp_path, op):
+    built = tessera("tensix", "build", "eltwise_binary_test", "--chip", "blackhole", "--op", op,
+                    "-o", str(tmp_path / "k"), "--offline", "--jobs", "2")
+    assert built.returncode == 0, built.stderr
+    run = with_data(tmp_path / "k", {"A": A, "B": B}, GOLDENS[op])
+    done = tessera("run", str(run), "--max-steps", "20000000")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_corrupted_input_is_a_golden_mismatch_naming_the_element(tmp_path):
+    built = tessera("tensix", "build", "eltwise_unary_datacopy_test", "--chip", "blackhole", "-o",
+                    str(tmp_path / "k"), "--offline", "--jobs", "2")
+    assert built.returncode == 0, built.stderr
+    corrupted = A.copy()
+    corrupted[37] += 1.0
+    run = with_data(tmp_path / "k", {"A": corrupted}, A)
+    done = tessera("run", str(run), "--max-steps", "20000000")
+    assert done.returncode == 79
+    assert "check failed: output res at 0x21800: element 37 (tile 0, face 0, row 2, column 5)" in done.stderr
