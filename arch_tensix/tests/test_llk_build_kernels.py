@@ -12,8 +12,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from tensix_llk_support import require_llk
 
-from tessera_tensix.llk import chips, formats, sysroot, toolchain, wheel
+from tessera_tensix.llk import chips, formats, wheel
 
 pytestmark = pytest.mark.llk_build
 
@@ -28,12 +29,7 @@ ENTRIES = {"blackhole": {"brisc": 0x0, "trisc0": 0x6000, "trisc1": 0xB000, "tris
 
 @pytest.fixture(scope="module", autouse=True)
 def _ready():
-    # CI sets TESSERA_REQUIRE_LLK=1 after `tessera tensix fetch`: there a missing piece fails
-    missing = pytest.fail if os.environ.get("TESSERA_REQUIRE_LLK") == "1" else pytest.skip
-    if not toolchain.available():
-        missing("needs riscv64-unknown-elf-g++ (apt-get install gcc-riscv64-unknown-elf)")
-    if not (wheel.cached() and sysroot.cached()):
-        missing("needs the tt-llk cache: run `tessera tensix fetch` once (downloads ~220 MB)")
+    require_llk()
 
 
 def tessera(*args: str) -> subprocess.CompletedProcess:

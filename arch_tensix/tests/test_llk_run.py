@@ -14,20 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from tessera_tensix.llk import sysroot, toolchain, wheel
+from tensix_llk_support import require_llk
 
 pytestmark = pytest.mark.llk_build
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _ready():
-    # CI sets TESSERA_REQUIRE_LLK=1 after `tessera tensix fetch`: there a missing piece fails
-    missing = pytest.fail if os.environ.get("TESSERA_REQUIRE_LLK") == "1" else pytest.skip
-    if not toolchain.available():
-        missing("needs riscv64-unknown-elf-g++ (apt-get install gcc-riscv64-unknown-elf)")
-    if not (wheel.cached() and sysroot.cached()):
-        missing("needs the tt-llk cache: run `tessera tensix fetch` once (downloads ~220 MB)")
+    require_llk()
 
 
 def tessera(*args: str) -> subprocess.CompletedProcess:
@@ -89,3 +83,47 @@ def test_a_corrupted_input_is_a_golden_mismatch_naming_the_element(tmp_path):
     done = tessera("run", str(run), "--max-steps", "20000000")
     assert done.returncode == 79
     assert "check failed: output res at 0x21800: element 37 (tile 0, face 0, row 2, column 5)" in done.stderr
+
+
+def tilize(matrix: np.ndarray) -> np.ndarray:
+    """A matrix of 32x32 tiles as L1 holds it: tiles row by row, each four 16x16 faces."""
+    rows, cols = matrix.shape[0] // 32, matrix.shape[1] // 32
+    return np.concatenate([matrix[r * 32:(r + 1) * 32, c * 32:(c + 1) * 32].reshape(2, 16, 2, 16)
+                           .transpose(0, 2, 1, 3).reshape(-1) for r in range(rows) for c in range(cols)])
+
+
+@pytest.mark.parametrize("chip, rt, kt, ct", [("blackhole", 1, 1, 1), ("wormhole_b0", 1, 1, 1),
+                                              ("blackhole", 2, 2, 2)])
+def test_matmul_equals_numpy(tmp_path, chip, rt, kt, ct):
+    built = tessera("tensix", "build", "matmul_test", "--chip", chip, "--param", f"RT_DIM={rt}",
+                    "--param", f"KT_DIM={kt}", "--param", f"CT_DIM={ct}", "-o", str(tmp_path / "k"),
+                    "--offline", "--jobs", "2")
+    assert built.returncode == 0, built.stderr
+    rng = np.random.default_rng(5)
+    a = rng.integers(-2, 3, (32 * rt, 32 * kt)).astype(np.float32)   # every product and sum exact in BF16
+    b = rng.integers(-2, 3, (32 * kt, 32 * ct)).astype(np.float32)
+    run = with_data(tmp_path / "k", {"A": tilize(a), "B": tilize(b)}, tilize(a @ b))
+    done = tessera("run", str(run), "--max-steps", "50000000")
+    assert done.returncode == 0, done.stderr
+    assert np.array_equal(np.load(tmp_path / "k" / "res.npy"), tilize(a @ b))
+
+
+#: kernel -> (input layout of A, the golden of a 32x32 A): "tiles" inputs are tilized
+SINGLE = {"unpack_A_test": ("tiles", lambda a: tilize(a)),
+          "pack_test": ("tiles", lambda a: tilize(a)),
+          "transpose_dest_test": ("tiles", lambda a: tilize(a.T)),
+          "pack_untilize_test": ("tiles", lambda a: a.reshape(-1))}
+
+
+@pytest.mark.parametrize("kernel", sorted(SINGLE))
+def test_single_tile_kernels_equal_numpy(tmp_path, kernel):
+    built = tessera("tensix", "build", kernel, "--chip", "blackhole", "-o", str(tmp_path / "k"),
+                    "--offline", "--jobs", "2")
+    assert built.returncode == 0, built.stderr
+    a = np.random.default_rng(9).integers(-8, 8, (32, 32)).astype(np.float32)
+    layout, golden = SINGLE[kernel]
+    want = golden(a)
+    run = with_data(tmp_path / "k", {"A": tilize(a) if layout == "tiles" else a.reshape(-1)}, want)
+    done = tessera("run", str(run), "--max-steps", "20000000")
+    assert done.returncode == 0, done.stderr
+    assert np.array_equal(np.load(tmp_path / "k" / "res.npy"), want)
