@@ -147,8 +147,7 @@ def architecture(path: str, data: bytes) -> str:
 
 def load(machine: Any, path: str, data: bytes) -> Any:
     """Place every core's ELF in its address map and the inputs in L1."""
-    from tessera.loaders import LoadedProgram, read_file
-    from tessera.loaders.elf import load_elf
+    from tessera.loaders import LoadedProgram, load_elf, read_file
 
     manifest = parse(path, data)
     tile = machine.ext.get("tensix_tile")
