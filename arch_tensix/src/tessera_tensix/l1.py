@@ -37,6 +37,15 @@ class L1:
         #: the board): threads waiting on L1 contents (ATCAS, ATINCGETPTR) re-check
         self.signal: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["bytes"]   # a view: pickled, it would become a copy that no longer sees L1
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.bytes = np.frombuffer(self.region.data, dtype=np.uint8)
+
     def check(self, offset: int, n: int, who: str) -> None:
         """Stop the run (a rule trap) unless ``[offset, offset + n)`` lies inside L1."""
         if offset < 0 or n < 0 or offset + n > self.size:
