@@ -191,7 +191,9 @@ def test_fp8_e5m2_is_the_top_byte_of_fp16(chip):
 def test_tileize_mode_reads_a_face_out_of_wider_rows(chip):
     """Tileize_mode: 16 datums per row, then on by the row stride (Shift_amount_cntx0..2
     as bits [7:4], [11:8], [15:12] of a byte count): 64 bytes picks the left 16x16 face of
-    a 16x32 BF16 row-major matrix."""
+    a 16x32 BF16 row-major matrix (Wormhole, UNPACR_Regular.md).  Blackhole reads 32
+    wide datums per row instead, each source row becoming two SrcA rows (tt-llk's
+    whole-tile tilize, whose packer un-swizzles them)."""
     m, core = rig(chip, [unpacr(0)])
     matrix = (np.arange(16 * 32) % 251 - 125).astype(np.float32).reshape(16, 32)   # BF16-exact
     core.l1.write(0x2000, bf16_bits(matrix))
@@ -199,7 +201,21 @@ def test_tileize_mode_reads_a_face_out_of_wider_rows(chip):
     core.cfg.set("THCON_SEC0_REG2_Tileize_mode", 1)
     core.cfg.set("THCON_SEC0_REG2_Shift_amount_cntx0", 4)
     m.run()
-    np.testing.assert_array_equal(src_value(core.srca.rows[0, :16]), matrix[:, :16])
+    want = matrix[:8].reshape(16, 16) if chip == "bh" else matrix[:, :16]
+    np.testing.assert_array_equal(src_value(core.srca.rows[0, :16]), want)
+
+
+def test_blackhole_tileize_rows_of_32_follow_the_row_stride():
+    """Blackhole, BF16, Tileize_mode with a 128-byte row stride: source rows of 32 datums
+    from a 8x64 matrix's left half (the first of two tiles side by side)."""
+    m, core = rig("bh", [unpacr(0)])
+    matrix = (np.arange(8 * 64) % 251 - 125).astype(np.float32).reshape(8, 64)
+    core.l1.write(0x2000, bf16_bits(matrix))
+    simple(core, 0, BF16, 256, 0x2000)
+    core.cfg.set("THCON_SEC0_REG2_Tileize_mode", 1)
+    core.cfg.set("THCON_SEC0_REG2_Shift_amount_cntx0", 8)
+    m.run()
+    np.testing.assert_array_equal(src_value(core.srca.rows[0, :16]), matrix[:, :32].reshape(16, 16))
 
 
 @pytest.mark.parametrize("chip", CHIPS)

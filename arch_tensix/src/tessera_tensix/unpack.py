@@ -262,10 +262,12 @@ def _read_u16(core: Any, ins: Any, byte_addr: int) -> int:
     return int(core.l1.bytes[byte_addr]) | int(core.l1.bytes[byte_addr + 1]) << 8
 
 
-def _uncompressed_addresses(start: int, count: int, size: int, stride: int, wrap: _Wrap) -> np.ndarray:
-    """Bit addresses of ``count`` datums: 16 per row, rows ``stride`` bits apart, each row
-    start passed through WrapAddr (UNPACR_Regular.md's main loop)."""
-    rows = (count + 15) // 16
+def _uncompressed_addresses(start: int, count: int, size: int, stride: int, wrap: _Wrap,
+                            row: int = 16) -> np.ndarray:
+    """Bit addresses of ``count`` datums: ``row`` per row (16, UNPACR_Regular.md's main loop;
+    32 for Blackhole's wide-datum Tileize_mode, see :meth:`Unpack.destination`), rows
+    ``stride`` bits apart, each row start passed through WrapAddr."""
+    rows = (count + row - 1) // row
     if not wrap.active:
         starts = start + stride * np.arange(rows, dtype=np.int64)
     else:
@@ -275,7 +277,7 @@ def _uncompressed_addresses(start: int, count: int, size: int, stride: int, wrap
             starts[r] = at
             at = wrap(at + stride)
     i = np.arange(count, dtype=np.int64)
-    return starts[i >> 4] + (i & 15) * size
+    return starts[i // row] + (i % row) * size
 
 
 def _exponent_addresses(start16: int, count: int, wrap: _Wrap) -> np.ndarray:
@@ -457,9 +459,15 @@ class _Job:
         self.interleave = bool(get(f"{sec}REG2_Upsample_and_interleave"))
         self.tileize = bool(get(f"{sec}REG2_Tileize_mode"))
         self.col_shift = 0 if self.tileize or f.which == 1 else get(f"{sec}REG2_Shift_amount_cntx{ctx & 3}")
+        self.row = 16
         if self.tileize:
             self.stride = ((get(f"{sec}REG2_Shift_amount_cntx0") << 4) | (get(f"{sec}REG2_Shift_amount_cntx1") << 8)
                            | (get(f"{sec}REG2_Shift_amount_cntx2") << 12)) * 8
+            if self.core.chip == "bh" and self.size > 8:
+                # Blackhole (no unpacker page; the vendor's own statement, tt-llk llk_pack.h, Tilize):
+                # with datums wider than a byte the tileize unpacker reads a 32-datum source row
+                # into two consecutive rows (row i -> 2i, 2i+1), which the packer un-swizzles.
+                self.row = 32
         else:
             self.stride = self.size * 16
         if not self.uncompressed and (self.tileize or self.size < 4):
@@ -485,7 +493,7 @@ class _Job:
         self.zeros = None
         if self.uncompressed:
             n = self.count
-            datum_at = _uncompressed_addresses(datum0, n, size, self.stride, wrap)
+            datum_at = _uncompressed_addresses(datum0, n, size, self.stride, wrap, self.row)
         else:
             if wrap.active:
                 _stop(ins, "FIFO wrap-around (Unpack_fifo_size) while decompressing is not modelled")
