@@ -127,3 +127,63 @@ def test_single_tile_kernels_equal_numpy(tmp_path, kernel):
     done = tessera("run", str(run), "--max-steps", "20000000")
     assert done.returncode == 0, done.stderr
     assert np.array_equal(np.load(tmp_path / "k" / "res.npy"), want)
+
+
+def replace_tensix_instruction(elf: Path, mnemonic: str, by: int) -> int:
+    """Turn every ``.ttinsn`` word of ``mnemonic`` in ``elf``'s code into the Tensix instruction
+    ``by`` (a value below 0xC0000000): how many there were."""
+    import struct
+
+    from elftools.elf.elffile import ELFFile
+
+    from tessera.isa.decoder import shared_decoder
+    from tessera_tensix.arch import TENSIX_BH
+    from tessera_tensix.tile.push import value_of
+
+    decoder = shared_decoder(TENSIX_BH)
+    data = bytearray(elf.read_bytes())
+    found, replacement = [], (by << 2 | by >> 30) & 0xFFFF_FFFF
+    with elf.open("rb") as f:
+        for section in ELFFile(f).iter_sections():
+            if section.name not in (".init", ".text"):
+                continue
+            for at in range(section["sh_offset"], section["sh_offset"] + section["sh_size"], 4):
+                word = struct.unpack_from("<I", data, at)[0]
+                if word & 3 != 3:
+                    name = decoder.decode(value_of(word), 0).mnemonic
+                    found += [at] if name == mnemonic else []
+    for at in found:
+        struct.pack_into("<I", data, at, replacement)
+    elf.write_bytes(bytes(data))
+    return len(found)
+
+
+NOP = 0x0200_0000   # the Tensix NOP
+
+
+def test_a_kernel_without_its_sempost_is_a_deadlock_naming_the_semaphore(tmp_path):
+    built = tessera("tensix", "build", "eltwise_unary_datacopy_test", "--chip", "blackhole", "-o",
+                    str(tmp_path / "k"), "--offline", "--jobs", "2")
+    assert built.returncode == 0, built.stderr
+    # the math thread's SEMPOST tells the pack thread a Dest section is ready: without it the
+    # pack thread's SEMWAIT never ends, its TRISC waits for it, the host for that TRISC
+    assert replace_tensix_instruction(tmp_path / "k" / "math.elf", "ttsempost", NOP) == 1
+    run = with_data(tmp_path / "k", {"A": A}, A)
+    done = tessera("run", str(run), "--max-steps", "20000000")
+    assert done.returncode == 71, done.stderr
+    assert "deadlock: every agent is waiting: t2 waits for T2 SEMWAIT MATH_PACK (sem 1) value 0" in done.stderr
+    assert "trisc2 waits for Tensix T2 to finish every instruction trisc2 pushed" in done.stderr
+    assert "host waits for trisc2 to report KERNEL_COMPLETE" in done.stderr
+
+
+@pytest.mark.parametrize("chip", ["blackhole", "wormhole_b0"])
+def test_unpack_tilize_turns_rows_into_tiles(tmp_path, chip):
+    # two tiles side by side: Blackhole's whole-tile tileize must follow the row stride
+    built = tessera("tensix", "build", "unpack_tilize_test", "--chip", chip, "--tiles", "2", "-o",
+                    str(tmp_path / "k"), "--offline", "--jobs", "2")
+    assert built.returncode == 0, built.stderr
+    a = np.random.default_rng(3).integers(-8, 8, (32, 64)).astype(np.float32)
+    run = with_data(tmp_path / "k", {"A": a.reshape(-1)}, tilize(a))
+    done = tessera("run", str(run), "--max-steps", "20000000")
+    assert done.returncode == 0, done.stderr
+    assert np.array_equal(np.load(tmp_path / "k" / "res.npy"), tilize(a))

@@ -53,6 +53,10 @@ class TensixConfig:
                                               "never reaches the wait gate right after the one before it, "
                                               "nor the next one right after it (the 'instruction right "
                                               "after' rules do not apply across it; docs/tensix.md)")
+    park_polls: bool = setting(True, help="tile: park a baby RISC-V core that only polls memory (or loops "
+                                          "in 'j .') until what it reads changes, instead of running it; "
+                                          "a deadlock between polling cores is then reported, not a budget "
+                                          "(docs/tensix.md)")
     echo: bool = setting(True, help="no effect (Tensix has no console to echo; accepted so a tool can pass "
                                     "echo=false to any architecture)")
 

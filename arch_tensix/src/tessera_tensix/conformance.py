@@ -178,8 +178,8 @@ TILE_CASES: list[dict[str, Any]] = [
     },
     {
         "name": "endless",
-        "description": "RISCV B loops forever: the budget stops it",
-        "source": "loop: j loop\n",
+        "description": "RISCV B counts forever: the budget stops it (a bare `j .` would park: polls.py)",
+        "source": "loop: addi t0, t0, 1\n    j loop\n",
         "max_steps": 1000,
         "expect": {"reason": "budget"},
     },

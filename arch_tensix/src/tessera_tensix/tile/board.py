@@ -22,6 +22,7 @@ from tessera_tensix.core import TensixCore
 from tessera_tensix.tile import memmap
 from tessera_tensix.tile.fedthread import FedThread
 from tessera_tensix.tile.fifo import InstructionFifo
+from tessera_tensix.tile.polls import Polls
 from tessera_tensix.tile.view import CoreView
 
 
@@ -40,6 +41,9 @@ class Tile:
         #: reset (SoftReset.md: the mailboxes it writes are emptied; a TRISC's PCBuf too)
         self.on_hold: list[Any] = []
         self.on_release: list[Any] = []
+        #: cores that only poll memory park on these (polls.py; the ``park_polls`` setting)
+        self.polls = Polls(core.l1.space if core.l1 is not None else None)
+        self.park_polls = core.config.park_polls
 
     def thread_of(self, core_name: str) -> Any:
         """The Tensix thread a TRISC pushes to (``trisc1`` -> T1)."""
@@ -78,6 +82,7 @@ def build_tile(machine: Any, tensix_arch: Any, riscv_arch: Any, chip: str, *, nc
             thread.tcfg.set(name, value)
         fifo = InstructionFifo(f"t{tid}.fifo", thread)
         thread.fifo = fifo
+        thread.polls = tile.polls
         machine.add_sync(fifo)
         tile.fifos.append(fifo)
         machine.add_agent(thread)
@@ -95,6 +100,7 @@ def build_tile(machine: Any, tensix_arch: Any, riscv_arch: Any, chip: str, *, nc
                         pc=memmap.DEFAULT_PC[name], tile=tile)
         machine.add_agent(hart)
         tile.harts[name] = hart
+        tile.polls.add(machine, name)
     devices.install(machine, tile)
     tilectl.install(machine, tile)
     return tile

@@ -45,6 +45,7 @@ class FedThread(TensixThread):
         self.daemon = True                        # idle until something is pushed
         self.popped = 0                           # words popped: hazards.position counts these
         self.after_store = False                  # the last word popped was pushed by a store
+        self.polls: Any = None                    # the tile's parked pollers (the board sets it)
 
     def fed(self) -> None:
         """A word was pushed: the thread has work (the run must wait for it)."""
@@ -56,6 +57,13 @@ class FedThread(TensixThread):
         return not self.fifo.items and self.current is None and not self.frontend.pending
 
     def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
+        used = self._run(limit, cycle_limit)
+        polls = self.polls
+        if polls is not None and polls.parked:   # what the thread wrote may wake a polling core
+            polls.recheck()
+        return used
+
+    def _run(self, limit: int, cycle_limit: float) -> int:
         used = 0
         fifo, frontend = self.fifo, self.frontend
         self.space.current_agent = self

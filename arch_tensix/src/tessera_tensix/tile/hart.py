@@ -13,13 +13,17 @@ exist.  Modelled:
   when it is idle (a coarse model: the per-type bits are not told apart); the
   or-reduced bits likewise over the three threads; writes are ignored;
 * ``intp_restore_pc`` (``0xbca``): reads ``mepc``.
+
+A core that only polls memory is parked rather than run (:mod:`tessera_tensix.tile.polls`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tessera.engine import RUNNABLE
 from tessera_riscv import RiscvHart
+from tessera_tensix.tile import polls
 
 SCRATCH = frozenset(range(0x7C0, 0x7C7)) | frozenset(range(0xBC2, 0xBCA))
 QSTATUS, BSTATUS, INTP_RESTORE_PC = 0xBC0, 0xBC1, 0xBCA
@@ -33,6 +37,27 @@ class BabyHart(RiscvHart):
         super().__init__(*args, **kw)
         self.tile = tile
         self.custom_csrs: dict[int, int] = {}
+        #: instructions run since the last probe for polling, and the count that starts the next
+        self.unprobed = 0
+        self.probe_after = polls.PROBE_AFTER
+
+    def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
+        tile = self.tile
+        used = 0
+        if self.unprobed >= self.probe_after and tile is not None and tile.park_polls:
+            self.unprobed = 0
+            used = polls.probe(self, limit, cycle_limit)
+            if self.status == RUNNABLE:   # it did something: probe again later, less often
+                self.probe_after = min(2 * self.probe_after, polls.MAX_PROBE_AFTER)
+            else:
+                self.probe_after = polls.PROBE_AFTER
+        if self.status == RUNNABLE and used < limit:
+            n = super().run_slice(limit - used, cycle_limit)
+            self.unprobed += n
+            used += n
+        if tile is not None and tile.polls.parked:
+            tile.polls.recheck()
+        return used
 
     def csr_exists(self, number: int) -> bool:
         return number in SCRATCH or number in (QSTATUS, BSTATUS, INTP_RESTORE_PC) or super().csr_exists(number)

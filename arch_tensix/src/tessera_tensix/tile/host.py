@@ -18,8 +18,10 @@ helpers' values as defaults):
    is idle; then halt every core (they spin in their final loops) and itself: the run
    ends ``halted`` with exit status 0.
 
-It polls L1 once per turn, each poll one step of ``POLL_CYCLES`` cycles (the host's
-pace), and says what it waits for (``wait_reason``), which a budget report shows.
+Each look at L1 is one step of ``POLL_CYCLES`` cycles; between looks the host is parked
+on its :class:`~tessera_tensix.tile.polls.PollWait` until a word it waits for changes (or,
+for the threads, on the backend signal), so it costs nothing while the kernel runs and a
+deadlock report says what it waits for.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.engine import Agent
+from tessera_tensix.tile.polls import park
 
 #: tt-llk test helpers (brisc.cpp, trisc.cpp, boot.h, ckernel.h)
 MAILBOXES = 0x1FFB8
@@ -60,7 +63,7 @@ class TestHost(Agent):
         self.kernel_complete = kernel_complete
         self.cores = cores
         self.phase = "boot"
-        self.wait_reason = "RISCV B to publish its boot-ready sentinel"
+        tile.polls.add(tile.core.machine, name)
 
     def _word(self, address: int) -> int:
         return self.tile.core.l1.word(address, who="the test host")
@@ -69,8 +72,12 @@ class TestHost(Agent):
         self.cycles += POLL_CYCLES
         self.instret += 1
         l1 = self.tile.core.l1
+        polls = self.tile.polls
         if self.phase == "boot":
-            if self._word(self.brisc_counter) != self.brisc_ready:
+            ready = self._word(self.brisc_counter)
+            if ready != self.brisc_ready:
+                park(self, polls, ((self.brisc_counter, 4, ready),), "RISCV B to publish its boot-ready "
+                     f"sentinel {self.brisc_ready:#x} at L1 {self.brisc_counter:#x}")
                 return 1
             if self.tile.chip == "wh":
                 for i, core in enumerate(("trisc0", "trisc1", "trisc2")):
@@ -80,17 +87,17 @@ class TestHost(Agent):
             # the command slot (counter & 1) = 0 of the first command
             l1.set_word(self.brisc_command, self.start_command, who="the test host")
             self.phase = "run"
-            self.wait_reason = "every TRISC to report KERNEL_COMPLETE"
             return 1
-        done = [core for i, core in enumerate(("trisc0", "trisc1", "trisc2"))
-                if core in self.cores and self._word(self.mailboxes[i]) == self.kernel_complete]
-        if len(done) < len(self.cores):
-            missing = [c for c in self.cores if c not in done]
-            self.wait_reason = f"{', '.join(missing)} to report KERNEL_COMPLETE in L1 mailbox"
+        missing = [(core, self.mailboxes[i]) for i, core in enumerate(("trisc0", "trisc1", "trisc2"))
+                   if core in self.cores and self._word(self.mailboxes[i]) != self.kernel_complete]
+        if missing:
+            words = tuple((address, 4, self._word(address)) for _, address in missing)
+            park(self, polls, words, f"{', '.join(c for c, _ in missing)} to report KERNEL_COMPLETE "
+                                     f"({self.kernel_complete:#x}) in L1 mailbox")
             return 1
         busy = [t.name.upper() for t in self.tile.core.threads if not t.idle]
-        if busy:
-            self.wait_reason = f"Tensix {', '.join(busy)} to finish"
+        if busy:   # a thread going idle changes the backend signal
+            self.park(self.tile.core.signal, f"Tensix {', '.join(busy)} to finish")
             return 1
         for hart in self.tile.harts.values():   # (the Tensix threads are idle daemons)
             if hart.status != "halted":

@@ -243,7 +243,9 @@ class Scheduler:
         if not live:
             return limits.result(machine, "halted", detail="every agent halted")
         if not runnable:
-            raise Deadlock({a.name: a.wait_reason for a in agents if a.status == WAITING})
+            # the agents that keep the run alive first; idle daemons (engines without work) after
+            raise Deadlock({a.name: a.wait_reason for a in sorted(agents, key=lambda a: a.daemon)
+                            if a.status == WAITING})
         if limits.cycle_limit != _INF and all(a.cycles >= limits.cycle_limit for a in runnable):
             return limits.result(machine, "budget", agent=self.current_name(machine),
                                  pc=getattr(agents[self.turn], "pc", None),
