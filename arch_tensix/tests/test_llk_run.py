@@ -7,14 +7,11 @@ integers, so every result is exact in BF16 and the goldens compare exactly.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from tensix_llk_support import require_llk
+from tensix_llk_support import require_llk, tessera, tilize, with_data
 
 pytestmark = pytest.mark.llk_build
 
@@ -22,28 +19,6 @@ pytestmark = pytest.mark.llk_build
 @pytest.fixture(scope="module", autouse=True)
 def _ready():
     require_llk()
-
-
-def tessera(*args: str) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).parent / "tessera"
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tessera.cli.main"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TESSERA_") or k in ("TESSERA_CACHE",
-                                                                                           "TESSERA_ENGINE")}
-    env["TESSERA_PLUGINS"] = "tensix"
-    return subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=900)
-
-
-def with_data(directory: Path, inputs: dict[str, np.ndarray], golden: np.ndarray) -> Path:
-    """The built manifest plus input files, an output file and the golden: ``run.toml``."""
-    text = (directory / "kernel.toml").read_text()
-    for name, values in inputs.items():
-        np.save(directory / f"{name}.npy", values)
-        text = text.replace(f'name = "{name}"\n', f'name = "{name}"\nfile = "{name}.npy"\n', 1)
-    np.save(directory / "golden.npy", golden)
-    text = text.replace('name = "res"\n', 'name = "res"\nfile = "res.npy"\ngolden = "golden.npy"\n', 1)
-    path = directory / "run.toml"
-    path.write_text(text)
-    return path
 
 
 RNG = np.random.default_rng(17)
@@ -83,13 +58,6 @@ def test_a_corrupted_input_is_a_golden_mismatch_naming_the_element(tmp_path):
     done = tessera("run", str(run), "--max-steps", "20000000")
     assert done.returncode == 79
     assert "check failed: output res at 0x21800: element 37 (tile 0, face 0, row 2, column 5)" in done.stderr
-
-
-def tilize(matrix: np.ndarray) -> np.ndarray:
-    """A matrix of 32x32 tiles as L1 holds it: tiles row by row, each four 16x16 faces."""
-    rows, cols = matrix.shape[0] // 32, matrix.shape[1] // 32
-    return np.concatenate([matrix[r * 32:(r + 1) * 32, c * 32:(c + 1) * 32].reshape(2, 16, 2, 16)
-                           .transpose(0, 2, 1, 3).reshape(-1) for r in range(rows) for c in range(cols)])
 
 
 @pytest.mark.parametrize("chip, rt, kt, ct", [("blackhole", 1, 1, 1), ("wormhole_b0", 1, 1, 1),
