@@ -11,9 +11,8 @@ import pytest
 from clitools import assert_one_line_error
 
 from tessera import dumptext
+from tessera.cli.demo import load_example
 from tessera.errors import PluginError
-from tessera.isa.asm import assemble
-from tessera.loaders.common import place
 from tessera.machine import Machine
 from tessera.plugins import PluginHost
 from tessera.session import state_text
@@ -28,11 +27,7 @@ def run_example(arch_name: str, example_name: str) -> Machine:
     arch = HOST.architecture(arch_name)
     example = next(ex for ex in arch.examples if ex.name == example_name)
     machine = Machine(arch, host=HOST)
-    program = assemble(arch, example.source, base=example.load_address)
-    for address, blob in program.segments:
-        place(machine, address, blob, what="example")
-    machine.symbols.update(program.symbols)
-    machine.set_entry(program.entry if program.entry is not None else example.load_address)
+    load_example(machine, example)   # assembly, or a program file (the tiles' prebuilt kernel)
     machine.run(max_steps=example.max_steps)
     return machine
 

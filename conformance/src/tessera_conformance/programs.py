@@ -76,9 +76,17 @@ class Program:
 
 
 def from_example(example: Any, arch: Any, provider: str) -> Program:
-    return Program(name=example.name, kind="example", arch=arch, provider=provider,
+    """An example as a program: its assembly ``source``, or the file its ``program`` names."""
+    prog = Program(name=example.name, kind="example", arch=arch, provider=provider,
                    source=example.source, load=example.load_address, max_steps=example.max_steps,
                    check=example.check, description=example.description)
+    if getattr(example, "program", None) is not None:
+        prog.source, prog.load = None, None
+        try:
+            prog.path = example.program_path()
+        except TesseraError as exc:
+            prog.problem = f"example {example.name!r} of {arch.name} from plugin {provider}: {exc}"
+    return prog
 
 
 def _int(value: Any, what: str) -> int:

@@ -14,8 +14,7 @@ import re
 import pytest
 
 import tessera_trace
-from tessera.isa.asm import assemble
-from tessera.loaders.common import place
+from tessera.cli.demo import load_example
 from tessera.machine import Machine
 from tessera.plugins import PluginHost
 
@@ -28,11 +27,7 @@ EXAMPLES = [(arch, example) for name, (arch, _plugin) in sorted(HOST.architectur
 
 def build(arch, example) -> Machine:
     machine = Machine(arch, host=HOST, config={"echo": False, **SMALL.get(arch.name, {})})
-    program = assemble(arch, example.source, base=example.load_address)
-    for address, blob in program.segments:
-        place(machine, address, blob, what=example.name)
-    machine.symbols.update(program.symbols)
-    machine.set_entry(program.entry if program.entry is not None else example.load_address)
+    load_example(machine, example)   # assembly, or a program file (the tiles' prebuilt kernel)
     return machine
 
 

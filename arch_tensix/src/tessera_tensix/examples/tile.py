@@ -9,6 +9,13 @@ push every Tensix word of the section as a ``.ttinsn`` word (a store to
 ``tensix_sync`` (CoprocessorDoneCheck) and exit.  RISCV B releases them from soft reset
 (they start at their fixed pcs: 0x6000, 0xA000, 0xE000) and exits.  The inputs sit in
 L1 at the kernels' offsets; the checks are the direct-mode examples' own.
+
+The fourth example is the vendor's own code: tt-llk's ``eltwise_unary_datacopy_test``
+(Float16_b, one tile) as ``tessera tensix build`` compiles it, shipped prebuilt in
+``tessera_tensix/tile/prebuilt/<chip>/`` (its README says how it was built, with the
+tt-llk licence beside it) so the demo needs no download or compiler.  It is loaded as
+``tessera run prebuilt/<chip>/run.toml`` loads it, and its check compares the result in
+L1 with the manifest's golden.
 """
 
 from __future__ import annotations
@@ -96,6 +103,39 @@ def tile_source(kernel: Any, chip: str) -> str:
     return "".join(parts)
 
 
+#: the directory of the prebuilt tt-llk kernel of each chip (under ``tessera_tensix/tile/prebuilt``)
+PREBUILT = {"bh": "blackhole", "wh": "wormhole_b0"}
+
+
+def check_golden(machine: Any, result: Any) -> str | None:
+    """The prebuilt kernel ran to its end and every output equals its golden (the first
+    differing element otherwise, as ``tessera run`` reports it)."""
+    from tessera.errors import CheckFailed
+    from tessera_tensix.tile import kernel
+
+    if result.reason != "halted":
+        return f"the kernel did not finish: the run ended {result.reason} ({result.detail})"
+    manifest = machine.ext.get("tensix_kernel")
+    if manifest is None or not any(t.golden for t in manifest.outputs):
+        return "no kernel manifest with a golden was loaded"
+    for tensor in manifest.outputs:
+        if tensor.golden:
+            try:
+                kernel.check(tensor, kernel.read_output(machine.ext["tensix"].l1, tensor),
+                             np.load(tensor.golden, allow_pickle=False))
+            except CheckFailed as exc:
+                return str(exc)
+    return None
+
+
+def llk_example(chip: str) -> Example:
+    """tt-llk's ``eltwise_unary_datacopy_test``, prebuilt for ``chip``, with its input and golden."""
+    return Example(name="llk-datacopy", description="tt-llk's eltwise_unary_datacopy_test (Float16_b, 1 tile), "
+                   "compiled by `tessera tensix build`: RISCV B boots, T0..T2 unpack, copy and pack; res = A",
+                   program=f"tessera_tensix:tile/prebuilt/{PREBUILT[chip]}/run.toml", max_steps=1_000_000,
+                   check=check_golden)
+
+
 def examples(chip: str) -> tuple[Example, ...]:
     out = []
     for example in cp.examples(chip):
@@ -103,4 +143,5 @@ def examples(chip: str) -> tuple[Example, ...]:
         out.append(Example(name=example.name, description=example.description.replace(
             "three threads", "RISCV T0..T2 push three threads"), source=tile_source(check.kernel, chip),
             max_steps=200_000, check=check))
+    out.append(llk_example(chip))
     return tuple(out)

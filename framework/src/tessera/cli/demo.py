@@ -8,7 +8,7 @@ import click
 
 from tessera import logs
 from tessera.errors import PluginError, TesseraError
-from tessera.loaders.common import place
+from tessera.loaders import load_program, place
 from tessera.machine import Machine
 
 
@@ -26,11 +26,17 @@ def check_example(host: Any, arch: Any, example: Any, machine: Any, result: Any)
                           f"{type(exc).__name__}: {exc}", plugin=plugin) from exc
 
 
-def run_example(host: Any, arch: Any, example: Any) -> tuple[bool, str]:
-    """Assemble, load, run and check one example; ``(ok, one-line summary)``."""
+def load_example(machine: Any, example: Any) -> None:
+    """Put the example's program into ``machine``: a ``program`` file exactly as ``tessera
+    run`` loads it (:func:`tessera.loaders.load_program`, so plugin program formats such
+    as a Tensix kernel manifest too), else its assembly ``source`` at ``load_address``."""
+    path = example.program_path() if getattr(example, "program", None) is not None else None
+    if path is not None:
+        load_program(machine, path)
+        return
     from tessera.isa.asm import assemble
 
-    machine = Machine(arch, host=host)
+    arch = machine.arch
     program = assemble(arch, example.source, file=f"<{arch.name}:{example.name}>",
                        base=example.load_address)
     for address, blob in program.segments:
@@ -38,6 +44,12 @@ def run_example(host: Any, arch: Any, example: Any) -> tuple[bool, str]:
     machine.symbols.update(program.symbols)
     entry = program.entry if program.entry is not None else example.load_address
     machine.set_entry(entry)
+
+
+def run_example(host: Any, arch: Any, example: Any) -> tuple[bool, str]:
+    """Load, run and check one example; ``(ok, one-line summary)``."""
+    machine = Machine(arch, host=host)
+    load_example(machine, example)
     result = machine.run(max_steps=example.max_steps)
     problem = check_example(host, arch, example, machine, result)
     summary = f"{result.steps} steps, {result.cycles} cycles, {result.reason}"

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from tessera.errors import ConfigError, EncodeError
+from tessera.errors import ConfigError, EncodeError, LoadError
 from tessera.settings import Setting, SettingFamily, Settings
 from tessera.types import Endian
 
@@ -394,17 +394,48 @@ class CacheSpec:
 class Example:
     """A bundled example program that ``tessera demo`` runs.
 
-    ``source`` is assembly text for the architecture's assembler, loaded at
-    ``load_address``.  ``check(machine, result)`` returns ``None`` when the final state
-    is as expected, else a one-line description of what is wrong.
+    The program is either ``source``, assembly text for the architecture's assembler,
+    loaded at ``load_address``, or ``program``, a file ``tessera run`` can load (an ELF,
+    an image, a program format of a plugin such as a Tensix kernel manifest) for the
+    programs assembly text cannot say — a vendor's compiled kernel, say.  ``program``
+    is ``"package:path"``, a file shipped inside an installed Python package (found as
+    :mod:`importlib.resources` finds it), or a filesystem path; give one of the two.
+    ``check(machine, result)`` returns ``None`` when the final state is as expected,
+    else a one-line description of what is wrong.
     """
 
     name: str
     description: str
-    source: str
+    source: str = ""
     load_address: int = 0
     max_steps: int = 1_000_000
     check: Callable[[Any, Any], str | None] | None = None
+    program: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.program is not None and self.source:
+            raise ValueError(f"example {self.name!r} gives both source and program: its program is one of them")
+
+    def program_path(self) -> str | None:
+        """The file ``program`` names (``None`` for an assembly example); a package that
+        cannot be imported is a :class:`~tessera.errors.LoadError`."""
+        if self.program is None:
+            return None
+        found = _PACKAGED.match(self.program)
+        if found is None:
+            return self.program
+        import importlib.resources
+
+        package, inner = found.groups()
+        try:
+            return str(importlib.resources.files(package).joinpath(inner))
+        except (ImportError, TypeError) as exc:
+            raise LoadError(f"example {self.name}: program {self.program!r}: cannot import package "
+                            f"{package}: {exc}") from None
+
+
+#: ``package.module:relative/path`` (a drive letter ``C:\\`` is a path, not a package)
+_PACKAGED = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?![\\/])(.+)$")
 
 
 @attrs.frozen
