@@ -35,7 +35,7 @@ def test_a_core_polling_a_word_nobody_writes_is_a_deadlock_naming_the_word(tmp_p
     with pytest.raises(Deadlock) as err:
         run_kernel(manifest(tmp_path, "bh", {"brisc": POLL}), max_steps=1_000_000)
     text = str(err.value)
-    assert f"brisc waits for L1/local RAM at {FLAG:#x} (= 0x0) to change: it polls them at pc" in text
+    assert f"brisc waits for memory at {FLAG:#x} (= 0x0) to change: it polls them at pc" in text
     brisc = err.value.waits["brisc"]
     assert "wall clock" not in brisc
 
@@ -96,3 +96,31 @@ def test_a_snapshot_of_a_parked_poller_resumes_and_wakes(tmp_path):
     restored = Machine.restore(m.snapshot(), host=m.host)
     result = restored.run(max_steps=1_000_000)
     assert result.reason == "halted" and restored.agent("brisc").exit_code == 7
+
+
+def test_a_trisc_polling_a_tensix_semaphore_parks_on_it(tmp_path):
+    # T0 waits for Tensix semaphore 0 to be posted; nobody posts it: a deadlock naming the word
+    poll = """
+    li t2, 0xFFE80020
+1:  lw a0, 0(t2)
+    beqz a0, 1b
+    li a7, 93
+    ecall
+"""
+    with pytest.raises(Deadlock) as err:
+        run_kernel(manifest(tmp_path, "bh", {"brisc": boot_bh(0) + "1: j 1b\n", "trisc0": poll}),
+                   max_steps=1_000_000)
+    assert "trisc0 waits for memory at 0xffe80020 (= 0x0) to change: it polls them" in str(err.value)
+
+
+def test_a_mailbox_pop_is_not_a_poll(tmp_path):
+    # a load of a mailbox pops (it waits while empty): the core parks on the mailbox itself
+    pop = """
+    li t2, 0xFFEC0000
+    lw a0, 0(t2)
+    li a7, 93
+    ecall
+"""
+    with pytest.raises(Deadlock) as err:
+        run_kernel(manifest(tmp_path, "bh", {"brisc": pop}), max_steps=1_000_000)
+    assert "mailbox" in err.value.waits["brisc"] and "to receive a value (empty)" in err.value.waits["brisc"]

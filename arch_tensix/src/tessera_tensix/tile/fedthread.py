@@ -25,7 +25,9 @@ from tessera.control import Halt, Trap, WaitFor, Yield
 from tessera.engine import RUNNABLE
 from tessera.errors import TesseraError
 from tessera_tensix import rules
+from tessera_tensix.frontend import Undecoded
 from tessera_tensix.thread import TensixThread
+from tessera_tensix.tile.polls import turn_ends
 
 #: the 64 KiB pages of INSTRN_BUF_BASE, INSTRN1_BUF_BASE, INSTRN2_BUF_BASE: a word whose
 #: pc is there was pushed by a store (tessera_tensix.tile.push), not by a .ttinsn word
@@ -59,8 +61,8 @@ class FedThread(TensixThread):
     def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
         used = self._run(limit, cycle_limit)
         polls = self.polls
-        if polls is not None and polls.parked:   # what the thread wrote may wake a polling core
-            polls.recheck()
+        if polls is not None and polls.parked and turn_ends(self, used, cycle_limit):
+            polls.recheck()   # what the thread wrote may wake a polling core
         return used
 
     def _run(self, limit: int, cycle_limit: float) -> int:
@@ -83,6 +85,9 @@ class FedThread(TensixThread):
                 current = self.current = (self.core.decode(word, pc, None, instrument=True), f"{core} at {pc:#x}",
                                           True)
             ins, origin, recordable = current
+            if type(ins) is Undecoded:   # popped before a snapshot was restored: decode it again
+                ins = self.core.decode(ins.word, ins.address, None, instrument=True)
+                current = self.current = (ins, origin, recordable)
             if recordable:  # through the replay expander once, even if the gate holds it below
                 if not frontend.admit(self, ins):   # recorded by REPLAY, not executed: consumed
                     frontend.shift -= 1             # by the front end, not retired (as in direct
@@ -126,6 +131,13 @@ class FedThread(TensixThread):
         self.daemon = True
         self.park(self.fifo, f"{self.name.upper()} is idle: no instruction pushed")
         self.core.signal.changed()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        cur = state.get("current")
+        if cur is not None and type(cur[0]) is not Undecoded:   # a decoded instruction is not state
+            state["current"] = (Undecoded(cur[0].word, cur[0].address), cur[1], cur[2])
+        return state
 
     def state_extra(self) -> dict[str, Any]:
         out = super().state_extra()

@@ -37,25 +37,34 @@ class BabyHart(RiscvHart):
         super().__init__(*args, **kw)
         self.tile = tile
         self.custom_csrs: dict[int, int] = {}
-        #: instructions run since the last probe for polling, and the count that starts the next
+        #: instructions run since the last probe for polling, the count that starts the next,
+        #: and the probe under way (polls.py: its reads, whether it read the clock, its steps)
         self.unprobed = 0
         self.probe_after = polls.PROBE_AFTER
+        self.probe_reads: dict[tuple[int, int], int] | None = None
+        self.probe_clock = False
+        self.probe_used = 0
 
     def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
         tile = self.tile
-        used = 0
-        if self.unprobed >= self.probe_after and tile is not None and tile.park_polls:
-            self.unprobed = 0
-            used = polls.probe(self, limit, cycle_limit)
-            if self.status == RUNNABLE:   # it did something: probe again later, less often
-                self.probe_after = min(2 * self.probe_after, polls.MAX_PROBE_AFTER)
-            else:
-                self.probe_after = polls.PROBE_AFTER
-        if self.status == RUNNABLE and used < limit:
-            n = super().run_slice(limit - used, cycle_limit)
-            self.unprobed += n
-            used += n
-        if tile is not None and tile.polls.parked:
+        if tile is None or not tile.park_polls:
+            used = super().run_slice(limit, cycle_limit)
+        else:
+            used = 0
+            while used < limit and self.status == RUNNABLE and not self.yielded and self.cycles < cycle_limit:
+                if self.probe_reads is not None:
+                    used += polls.probe(self, limit - used, cycle_limit)
+                    continue
+                due = self.probe_after - self.unprobed
+                if due <= 0:
+                    polls.start(self)
+                    continue
+                n = super().run_slice(min(limit - used, due), cycle_limit)
+                self.unprobed += n
+                used += n
+                if n == 0:
+                    break
+        if tile is not None and tile.polls.parked and polls.turn_ends(self, used, cycle_limit):
             tile.polls.recheck()
         return used
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.engine import Agent
-from tessera_tensix.tile.polls import park
+from tessera_tensix.tile.polls import park, turn_ends
 
 #: tt-llk test helpers (brisc.cpp, trisc.cpp, boot.h, ckernel.h)
 MAILBOXES = 0x1FFB8
@@ -69,6 +69,13 @@ class TestHost(Agent):
         return self.tile.core.l1.word(address, who="the test host")
 
     def run_slice(self, limit: int, cycle_limit: float = float("inf")) -> int:
+        used = self._look()
+        polls = self.tile.polls
+        if polls.parked and turn_ends(self, used, cycle_limit):
+            polls.recheck()   # what the host wrote (the start command) may wake RISCV B
+        return used
+
+    def _look(self) -> int:
         self.cycles += POLL_CYCLES
         self.instret += 1
         l1 = self.tile.core.l1

@@ -130,6 +130,11 @@ class MailboxWindow:
         lane = 8 * (offset & 3)
         self.outboxes[self.me].push(self.hart, offset // WINDOW, value << lane)
 
+    def pure_read(self, offset: int, size: int) -> bool:
+        """Is a load at ``offset`` free of side effects (a polling core may park on it)? The status
+        loads (address bit 2); every other load pops."""
+        return bool(offset & 4)
+
     def read(self, offset: int, size: int) -> int:
         outbox = self.outboxes[offset // WINDOW]
         if offset & 4:

@@ -185,6 +185,11 @@ class TriscSide:
             raise self._beyond(offset, size, "write")
         self.sync.riscv_write(index, value << 8 * (offset & 3))
 
+    def pure_read(self, offset: int, size: int) -> bool:
+        """Is a load at ``offset`` free of side effects (a polling core may park on it)? The
+        semaphores' values; PCBuf pops and the TTSync words wait."""
+        return SEMAPHORES <= offset & ~3 < SEMAPHORES + 4 * SEMAPHORE_COUNT
+
     def read(self, offset: int, size: int) -> int:
         word = offset & ~3
         if word == PCBUF:

@@ -14,11 +14,13 @@ until what it reads changes.  Which cores are polling is found out, not declared
 * the probe ends, and the core runs on normally, at the first instruction that could
   change anything outside the core — a store, a ``.ttinsn`` push, a CSR access, a
   system call, an atomic — or at a load from anything but RAM (L1, the core's local
-  RAM) and the wall clock (device reads may have side effects, e.g. a mailbox pop);
+  RAM), the wall clock and the device loads that have no side effects (a device's
+  ``pure_read``: the Tensix semaphores, a mailbox's status; a mailbox load pops);
 * a jump to itself (``j .``) parks the core for good: nothing it reads can change;
 * after ``PROBE_LENGTH`` instructions that only computed and loaded from at most
-  ``MAX_WORDS`` RAM words (and perhaps the wall clock), the core parks until one of
-  those words changes.  The wall clock is left out of that condition, so a poll whose
+  ``MAX_WORDS`` such words (and perhaps the wall clock), the core parks until one of
+  those words changes (a probe that has seen only clock reads looks on up to
+  ``DELAY_LENGTH``: RISCV B's poll sits between long delays).  The wall clock is left out of that condition, so a poll whose
   only exit is a timeout waits for the memory instead (documented in docs/tensix.md);
   a loop that reads nothing but the clock (a delay) is never parked.
 
@@ -39,10 +41,12 @@ from tessera_tensix.tile import memmap
 
 #: instructions a core runs without waiting before it is probed (doubled after each probe
 #: that finds work, up to ``MAX_PROBE_AFTER``; back to the start when it parks)
-PROBE_AFTER = 2048
-MAX_PROBE_AFTER = 1 << 18
-#: instructions of computing and polling that make a probe park the core
+PROBE_AFTER = 256
+MAX_PROBE_AFTER = 1 << 14
+#: instructions of computing and polling that make a probe park the core; a probe that has
+#: seen only wall-clock reads so far (a delay, perhaps inside a poll) goes on to ``DELAY_LENGTH``
 PROBE_LENGTH = 512
+DELAY_LENGTH = 4096
 #: distinct RAM words a poll may read
 MAX_WORDS = 16
 LOADS = {"lb": 1, "lbu": 1, "lh": 2, "lhu": 2, "lw": 4}
@@ -68,7 +72,7 @@ class PollWait(SyncObject):
         self.forever = False
 
     def changed(self, space: Any) -> bool:
-        return any(space.read(a, s) != v for a, s, v in self.words)
+        return any(peek(space, a, s) != v for a, s, v in self.words)
 
     def state(self) -> dict[str, Any]:
         return {"kind": self.kind, "forever": self.forever,
@@ -100,53 +104,116 @@ class Polls:
         self.parked = sum(1 for w in self.waits.values() if w.waiters)
 
 
+def start(hart: Any) -> None:
+    """Begin probing ``hart`` (its probe state is plain data on it: a snapshot keeps it, and a
+    run cut by a budget in the middle of a probe goes on with the same probe)."""
+    hart.probe_reads = {}
+    hart.probe_clock = False
+    hart.probe_used = 0
+    hart.unprobed = 0
+
+
+def _end(hart: Any, *, busy: bool) -> None:
+    hart.probe_reads = None
+    hart.probe_after = min(2 * hart.probe_after, MAX_PROBE_AFTER) if busy else PROBE_AFTER
+
+
 def probe(hart: Any, room: int, cycle_limit: float) -> int:
-    """Step ``hart`` while it only computes and polls; park it if it polls.  Steps used."""
-    filler = hart._filler
-    cache = filler.cache
+    """Go on probing ``hart`` for at most ``room`` steps; the steps used.  The probe ends when
+    the core does something (it runs on, probed less often) or when it parks."""
+    from tessera_riscv import RiscvHart
+
     space = hart.space
-    reads: dict[tuple[int, int], int] = {}
-    clock = False
+    filler = hart.machine.decode_filler(hart.arch, space)
+    cache = filler.cache
+    reads: dict[tuple[int, int], int] = hart.probe_reads
     used = 0
-    while used < room:
+    while used < room and hart.status == RUNNABLE and not hart.yielded:
         pc = hart.pc
         try:
             ins = cache.get(pc) or filler.fill(pc)
         except Exception:  # noqa: BLE001 - a fetch fault: let the ordinary loop raise it
+            _end(hart, busy=True)
             return used
         mnemonic = ins.mnemonic
         size = LOADS.get(mnemonic)
         if size is not None:
             address = (hart.x[ins.rs1] + ins.imm) & MASK32
             if address in WALL_CLOCK:
-                clock = True
-            elif (address & (size - 1)) or space.region_at(address).kind != "ram":
+                hart.probe_clock = True
+            elif (address & (size - 1)) or not _pure(space.region_at(address), address, size):
+                _end(hart, busy=True)
                 return used
         elif mnemonic not in PURE:
+            _end(hart, busy=True)
             return used
         elif mnemonic == "jal" and ins.rd == 0 and ins.target == pc:
+            _end(hart, busy=False)
             _park(hart, (), forever=True, reason=f"nothing: it loops forever at {pc:#x} (j .)")
             return used
-        k, trapped = hart._step_loop(1, cycle_limit)
+        traps = hart.traps
+        k = RiscvHart.run_slice(hart, 1, cycle_limit)   # one step, without probing again
+        if k == 0 and hart.status == RUNNABLE and hart.traps == traps:   # a slice break (an
+            k = RiscvHart.run_slice(hart, 1, cycle_limit)              # exact clock read): again
         used += k
-        if k == 0 or trapped or hart.status != RUNNABLE:
+        hart.probe_used += k
+        if k == 0 or hart.traps != traps:
+            _end(hart, busy=True)
             return used
         if size is not None and address not in WALL_CLOCK:
-            reads[(address, size)] = space.read(address, size)
+            reads[(address, size)] = peek(space, address, size)
             if len(reads) > MAX_WORDS:
+                _end(hart, busy=True)
                 return used
-        if used >= PROBE_LENGTH:
-            if not reads:   # computing, or a delay on the wall clock: it ends by itself
+        if hart.probe_used >= PROBE_LENGTH:
+            if not reads:
+                if hart.probe_clock and hart.probe_used < DELAY_LENGTH:   # a delay: inside a poll?
+                    continue
+                _end(hart, busy=True)   # computing, or a delay on the wall clock alone: it ends
                 return used
             words = tuple((a, s, v) for (a, s), v in sorted(reads.items()))
             shown = ", ".join(f"{a:#x} (= {v:#x})" for a, _, v in words[:4])
             more = f" and {len(words) - 4} more" if len(words) > 4 else ""
-            also = " and the wall clock" if clock else ""
+            also = " and the wall clock" if hart.probe_clock else ""
+            _end(hart, busy=False)
             _park(hart, words, forever=False,
-                  reason=f"L1/local RAM at {shown}{more} to change: it polls them{also} at pc {hart.pc:#x} "
+                  reason=f"memory at {shown}{more} to change: it polls them{also} at pc {hart.pc:#x} "
                          f"without storing anything")
             return used
     return used
+
+
+def turn_ends(agent: Any, used: int, cycle_limit: float) -> bool:
+    """Does the slice that used ``used`` steps end ``agent``'s turn?  The tile rechecks its
+    parked polls then: at the same points whether a run was cut by a budget or not."""
+    if agent.status != RUNNABLE or agent.yielded or agent.cycles >= cycle_limit:
+        return True
+    machine = agent.machine
+    return machine is None or used >= machine.turn_left
+
+
+def _device(region: Any) -> Any:
+    return getattr(region, "device", None) or getattr(getattr(region, "inner", None), "device", None)
+
+
+def _pure(region: Any, address: int, size: int) -> bool:
+    """May a poll read ``address`` again and again without changing anything? RAM, and the
+    loads a device says are free of side effects (its ``pure_read(offset, size)``)."""
+    if region is None:
+        return False
+    if region.kind == "ram":
+        return True
+    pure = getattr(_device(region), "pure_read", None)
+    return bool(pure is not None and pure(address - region.start, size))
+
+
+def peek(space: Any, address: int, size: int) -> int:
+    """The value a poll's load of ``address`` reads now, without counting as an access (no
+    memory watch sees it: the tile looks, not a core)."""
+    region = space.region_at(address)
+    if region.kind == "ram":
+        return int.from_bytes(space.read_bytes(address, size), "little")
+    return int(_device(region).read(address - region.start, size))
 
 
 def _park(hart: Any, words: tuple[tuple[int, int, int], ...], *, forever: bool, reason: str) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tessera.control import WaitFor
 from tessera.engine import HALTED
 from tessera.sync import SyncObject
 from tessera_tensix.tile import memmap
@@ -48,11 +49,13 @@ class TileControl:
         self.regs: dict[int, int] = {}
         self.soft_reset = POWER_ON_RESET
         self.high_at = 0                       # the wall clock's high word, latched by a read of _L
+        self.exact_for: Any = None             # the core whose clock read ended its slice (_exact)
 
     def read(self, offset: int, size: int) -> int:
         if offset == memmap.SOFT_RESET_0 - memmap.RISCV_DEBUG_REGS_START_ADDR:
             return self.soft_reset
         if offset in (WALL_CLOCK_L, WALL_CLOCK_L4):
+            self._exact(self.tile.core.machine)
             counter = int(self.tile.core.machine.clock)
             if offset == WALL_CLOCK_L4:
                 return counter >> 32 & 0xFFFF_FFFF
@@ -61,6 +64,21 @@ class TileControl:
         if offset == WALL_CLOCK_H:
             return self.high_at
         return self.regs.get(offset, 0)
+
+    def _exact(self, machine: Any) -> None:
+        """A core reads the clock with its cycle count exact: the machine clock counts every
+        agent's committed cycles, and a core running a translated block commits its own only
+        when the slice ends.  So the first read ends the slice there (as the RISC-V plugin's
+        counter CSRs do) and the read runs again, first in the next slice, exactly — the same
+        value whether or not a run was cut by a budget just before."""
+        agent = machine.space.current_agent
+        stop = getattr(agent, "slice_break", None)
+        if stop is None:
+            return
+        if self.exact_for is not agent:
+            self.exact_for = agent
+            raise WaitFor(stop, "an exact wall-clock read")
+        self.exact_for = None
 
     def write(self, offset: int, size: int, value: int) -> None:
         if offset == memmap.SOFT_RESET_0 - memmap.RISCV_DEBUG_REGS_START_ADDR:

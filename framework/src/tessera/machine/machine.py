@@ -308,6 +308,14 @@ class Machine:
     # ------------------------------------------------------------------ running
 
     @property
+    def turn_left(self) -> int:
+        """Steps left in the running agent's turn, read inside its ``run_slice``: a slice that
+        uses them all ends the turn.  A slice may end before its turn does (a step budget cut
+        it), so an agent that does something at the end of its turn — the same whether a run
+        was cut and resumed or not — asks this rather than counting slices."""
+        return self.scheduler.left
+
+    @property
     def clock(self) -> int:
         """The machine clock in cycles, as the timing model reads it."""
         if self.run_ahead is not None:  # agents' cycle counts must be those of their turns
