@@ -13,8 +13,8 @@ CORES = ("brisc", "trisc0", "trisc1", "trisc2", "ncrisc")
 #: the vendor's short names (mailbox and PCBuf tables)
 SHORT = {"brisc": "B", "trisc0": "T0", "trisc1": "T1", "trisc2": "T2", "ncrisc": "NC"}
 
+#: L1 (its size per chip is tessera_tensix.l1.SIZES)
 MEM_L1_BASE = 0x0000_0000
-L1_BYTES = {"bh": 1536 * 1024, "wh": 1464 * 1024}
 
 MEM_LOCAL_BASE = 0xFFB0_0000
 #: local data RAM of each core, bytes (BH: 8 KiB for B and NC, 4 KiB for the TRISCs; WH half)
@@ -44,7 +44,6 @@ PRIVATE = ((MEM_LOCAL_BASE, 0x2000), (TENSIX_MOP_CFG_BASE, 0x1000), (DEST_WINDOW
 
 #: SoftReset.md
 SOFT_RESET_0 = RISCV_DEBUG_REGS_START_ADDR + 0x1B0
-DISABLE_RESET = RISCV_DEBUG_REGS_START_ADDR + 0x224
 TRISC_RESET_PC = (RISCV_DEBUG_REGS_START_ADDR + 0x228, RISCV_DEBUG_REGS_START_ADDR + 0x22C,
                   RISCV_DEBUG_REGS_START_ADDR + 0x230)
 TRISC_RESET_PC_OVERRIDE = RISCV_DEBUG_REGS_START_ADDR + 0x234

@@ -46,7 +46,7 @@ def value_of(word: int) -> int:
 
 def ttinsn(hart: Any, ins: Any) -> None:
     """``.ttinsn``: push the rotated word to the core's own thread (``INSTRN_BUF_BASE``)."""
-    push(hart, hart.tensix_fifo, (ins.word >> 2) | (ins.word & 3) << 30, ins.address)
+    push(hart, hart.tensix_fifo, value_of(ins.word), ins.address)
 
 
 def rows() -> tuple[Encoding, ...]:
