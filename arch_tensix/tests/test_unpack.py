@@ -650,3 +650,22 @@ def test_integer_data_lands_exactly_where_the_address_says(chip, case, target, r
         want[(start + r) % 64] = row
     decode = src_int if fp16 is None else lambda c: src_value(c, fp16=fp16)
     np.testing.assert_array_equal(decode(cells), want)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_the_matrix_unit_takes_srca_format_from_the_unpacker_on_blackhole(chip):
+    """Blackhole implies SrcAFmt from the format the unpacker wrote the bank in (tt-llk leaves
+    ALU_FORMAT_SPEC_REG0_SrcA at 0 there); Wormhole reads the configuration; Blackhole's
+    DISABLE_IMPLIED_SRCA_FMT_Base brings the configuration back."""
+    from tessera_tensix import matrixbanks as mb
+
+    m, core = rig(chip, [unpacr(0)])
+    core.l1.write(0x2000, np.arange(16, dtype=np.uint16).tobytes())
+    simple(core, 0, FP16, 16, 0x2000)
+    m.run()
+    thread = core.threads[0]
+    assert core.srca.formats[0] == FP16                     # the unpacker's output format, recorded
+    assert mb.srca_format(thread) == (FP16 if chip == "bh" else 0)
+    if chip == "bh":
+        thread.tcfg.set("DISABLE_IMPLIED_SRCA_FMT_Base", 1)
+        assert mb.srca_format(thread) == 0

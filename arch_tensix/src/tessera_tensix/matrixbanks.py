@@ -77,8 +77,20 @@ TF32 = FORMATS["TF32"]
 
 
 def srca_format(thread: Any) -> int:
-    """``SrcAFmt``: ``ALU_FORMAT_SPEC_REG_SrcA_val`` when overridden, else ``…REG0_SrcA``."""
-    return srca_format_of(thread.core.cfg.fields)
+    """``SrcAFmt``: ``ALU_FORMAT_SPEC_REG_SrcA_val`` when overridden, else ``…REG0_SrcA``.
+
+    Blackhole *implies* it instead: the format the unpacker last wrote the matrix unit's
+    SrcA bank in, unless the thread's ``DISABLE_IMPLIED_SRCA_FMT_Base`` is set (no
+    Blackhole page says so; tt-llk's llk_math_common.h: "ALU format is inferred" on
+    Blackhole, so its kernels leave these fields at 0; the vendor's simulator ttsim, as
+    wolfpine 2.2 reads it, latches the unpacker's output format per bank).  A bank no
+    unpacker has written falls back to the configured format."""
+    core = thread.core
+    if core.chip == "bh" and not thread.tcfg.fields.get("DISABLE_IMPLIED_SRCA_FMT_Base", 0):
+        implied = core.srca.formats[core.srca.matrix_bank]
+        if implied is not None:
+            return implied
+    return srca_format_of(core.cfg.fields)
 
 
 def srca_format_of(c: dict[str, int]) -> int:

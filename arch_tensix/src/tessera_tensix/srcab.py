@@ -34,6 +34,9 @@ class SrcRegister:
         self.rows = np.zeros((BANKS, ROWS, COLS), dtype=np.uint32)
         self.allowed = [UNPACKERS, UNPACKERS]  # AllowedClient per bank (reset: unpackers)
         self.matrix_bank = 0                   # the bank the matrix unit uses
+        #: per bank, the format code an unpacker last wrote it in (None: never written);
+        #: Blackhole's matrix unit takes SrcA's format from here (matrixbanks.srca_format)
+        self.formats: list[int | None] = [None, None]
         self.unpacker_bank = 0                 # the bank its unpacker writes
         #: ``Unpackers[i].SrcRow[thread]``: the row the unpacker writes next, per Tensix
         #: thread (SETDVALID / UNPACR_NOP reset it to ``SRC?_SET_Base << 4``); the
@@ -43,6 +46,10 @@ class SrcRegister:
         #: ``HardwareBug()`` reads SrcA's; see :func:`tessera_tensix.matrixbanks.note_row`)
         self.last_row = 0
         self.signal = signal
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("formats", [None, None])   # a snapshot from before they were kept
 
     def give(self, bank: int, client: str) -> None:
         """Hand ``bank`` to ``client`` (UNPACKERS or MATRIX) and wake waiters."""
@@ -75,5 +82,6 @@ class SrcRegister:
         nonzero = [int(b) for b in range(BANKS) if self.rows[b].any()]
         return {"allowed": list(self.allowed), "matrix_bank": self.matrix_bank,
                 "unpacker_bank": self.unpacker_bank, "src_row": list(self.src_row),
+                "formats": list(self.formats),
                 "nonzero_banks": nonzero,
                 "digest": hashlib.sha1(self.rows.tobytes()).hexdigest()[:16]}

@@ -198,6 +198,8 @@ class Writes:
     bank: int
     index: np.ndarray
     values: np.ndarray
+    #: the unpacker's output format code (what a Src bank is then "in")
+    fmt: int = -1
 
 
 @attrs.define
@@ -587,7 +589,7 @@ def _targets(thread: Any, ins: Any, get: Any, which: int, to_dst: bool, out_fmt:
     if which == 1:
         bank = core.srcb.unpacker_bank
         r = (row + src_row) & 0x3F
-        return Writes("srcb", bank, r * COLS + col, values & U32(MASK19))
+        return Writes("srcb", bank, r * COLS + col, values & U32(MASK19), int(out_fmt) & 15)
     bank = core.srca.unpacker_bank
     if not to_dst:
         keep = (row >= 4) & (col >= col_shift)
@@ -601,7 +603,7 @@ def _targets(thread: Any, ins: Any, get: Any, which: int, to_dst: bool, out_fmt:
         row &= 0x3F
         if transpose:
             row, col = (row & ~0xF) | col, row & 0xF
-        return Writes("srca", bank, row * COLS + col, values & U32(MASK19))
+        return Writes("srca", bank, row * COLS + col, values & U32(MASK19), int(out_fmt) & 15)
     row = (row - 4) & (0xF if ovrd else 0x3FF)
     remap = int(bool(get("DEST_ACCESS_CFG_remap_addrs")))
     if out_fmt in formats.WIDE32:
@@ -690,6 +692,7 @@ def apply(thread: Any, p: Plan) -> None:
         if w.target in ("srca", "srcb"):
             src = core.srca if w.target == "srca" else core.srcb
             src.rows[w.bank].reshape(-1)[index] = values
+            src.formats[w.bank] = w.fmt
         else:
             flat = core.dest.flat
             if w.target == "dst32":

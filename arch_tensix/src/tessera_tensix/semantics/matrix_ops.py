@@ -79,16 +79,17 @@ _ADD_CODE = {(style, fmt, p): mx.pack(style, fmt, 0, 0, mx.slot_mask(style, "val
 
 def formats(thread: Any) -> tuple[str, str]:
     """``(SrcAStyle, Dst format)`` of the pages' "Determine the data formats" step."""
-    return _formats(thread.tcfg.fields, thread.core.cfg.fields)
+    return _formats(thread.tcfg.fields, thread.core.cfg.fields, mb.srca_format(thread))
 
 
-def _formats(t: dict[str, int], c: dict[str, int]) -> tuple[str, str]:
-    """:func:`formats` from the thread's (``t``) and the backend's (``c``) config fields."""
+def _formats(t: dict[str, int], c: dict[str, int], srca_fmt: int) -> tuple[str, str]:
+    """:func:`formats` from the thread's (``t``) and the backend's (``c``) config fields and
+    ``SrcAFmt`` (:func:`tessera_tensix.matrixbanks.srca_format`)."""
     if t.get("FP16A_FORCE_Enable", 0):
         return mx.FP16, mx.DST_FP16
     if c.get("ALU_ACC_CTRL_INT8_math_enabled", 0):
         return mx.INT8, mx.DST_INT32
-    style = _STYLE_OF[mb.srca_format_of(c)]
+    style = _STYLE_OF[srca_fmt]
     if c.get("ALU_ACC_CTRL_Fp32_enabled", 0):
         return style, mx.DST_FP32
     return style, mx.DST_FP16 if style == mx.FP16 else mx.DST_BF16
@@ -102,7 +103,7 @@ def _setup(thread: Any) -> tuple[str, str, int, int]:
     t = thread.tcfg.fields
     c = thread.core.cfg.fields
     rwc = thread.rwc
-    style, fmt = _formats(t, c)
+    style, fmt = _formats(t, c, mb.srca_format(thread))
     base = t.get("DEST_TARGET_REG_CFG_MATH_Offset", 0) + rwc["dst"] + c.get("DEST_REGW_BASE_Base", 0)
     return style, fmt, (rwc["fidelity"] + t.get("FIDELITY_BASE_Phase", 0)) & 3, base
 
@@ -204,7 +205,7 @@ def _matmul(thread: Any, ins: Any, name: str, *, nrows: int, broadcast: bool, ds
     if srca.allowed[srca.matrix_bank] != MATRIX or srcb.allowed[srcb.matrix_bank] != MATRIX:
         mb.wait_for_matrix(thread, name, srca=True, srcb=True)   # parks before any side effect
     t, c, rwc = thread.tcfg.fields, core.cfg.fields, thread.rwc
-    style, fmt = _formats(t, c)
+    style, fmt = _formats(t, c, mb.srca_format(thread))
     phase = (rwc["fidelity"] + t.get("FIDELITY_BASE_Phase", 0)) & 3
     base = t.get("DEST_TARGET_REG_CFG_MATH_Offset", 0) + rwc["dst"] + c.get("DEST_REGW_BASE_Base", 0)
     a_row = rwc["srca"] & 0x38
