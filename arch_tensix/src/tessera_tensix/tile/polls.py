@@ -46,6 +46,8 @@ MAX_PROBE_AFTER = 1 << 14
 #: instructions of computing and polling that make a probe park the core; a probe that has
 #: seen only wall-clock reads so far (a delay, perhaps inside a poll) goes on to ``DELAY_LENGTH``
 PROBE_LENGTH = 512
+#: a probe that has seen no load at all after this many instructions ends at once
+QUIET_LENGTH = 64
 DELAY_LENGTH = 4096
 #: distinct RAM words a poll may read
 MAX_WORDS = 16
@@ -165,6 +167,9 @@ def probe(hart: Any, room: int, cycle_limit: float) -> int:
             if len(reads) > MAX_WORDS:
                 _end(hart, busy=True)
                 return used
+        if hart.probe_used >= QUIET_LENGTH and not reads and not hart.probe_clock:
+            _end(hart, busy=True)   # no load at all: computing, which a poll never is
+            return used
         if hart.probe_used >= PROBE_LENGTH:
             if not reads:
                 if hart.probe_clock and hart.probe_used < DELAY_LENGTH:   # a delay: inside a poll?
