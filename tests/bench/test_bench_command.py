@@ -19,8 +19,8 @@ from tessera.plugins import PluginHost
 
 HAVE_RISCEMU = importlib.util.find_spec("riscemu") is not None
 SCALAR = ("phoenix", "rv32")
-REPOSITORY = ("phoenix", "phoenix-threads", "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "hooks",
-              "tracing", "tracing-mark", "startup")
+REPOSITORY = ("phoenix", "phoenix-threads", "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "llk-matmul",
+              "hooks", "tracing", "tracing-mark", "startup")
 
 
 def assert_rates_consistent(entry):
@@ -32,7 +32,7 @@ def assert_rates_consistent(entry):
 def test_the_workload_names_are_what_the_installed_plugins_offer():
     assert tuple(offered_workloads(PluginHost())) == REPOSITORY
     assert tuple(offered_workloads(PluginHost(disabled=["phoenix", "trace"]))) == (
-        "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "hooks", "startup")
+        "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "llk-matmul", "hooks", "startup")
     assert tuple(offered_workloads(PluginHost(load_entry_points=False, use_environment=False))) == ("startup",)
 
 
@@ -101,7 +101,7 @@ def test_the_environment_can_disable_a_plugin_too(bench, monkeypatch):
     run = bench("--json", "--only", "phoenix")
     assert run.code == 2 and run.out == ""
     assert run.err == ("tessera: usage error: Invalid value for --only: unknown workload 'phoenix' "
-                       "(choose from tile-harts, rv32, mark, riscemu, sfpu, matmul, hooks, tracing, tracing-mark, "
+                       "(choose from tile-harts, rv32, mark, riscemu, sfpu, matmul, llk-matmul, hooks, tracing, tracing-mark, "
                        "startup) "
                        "(see 'tessera bench --help')\n")
 
@@ -115,7 +115,8 @@ def test_without_the_riscv_plugin_its_program_and_the_peer_are_missing_with_note
     assert tracing["status"] == "skipped"
     assert tracing["note"] == "workload 'rv32', whose program this one runs, is not offered by any enabled plugin"
     assert {t["name"] for t in run.report["targets"]} == {"phoenix-vs-riscemu", "phoenix-threads", "sfpu",
-                                                          "matmul-mvmul", "matmul-wolfpine", "text-tracing",
+                                                          "matmul-mvmul", "matmul-wolfpine", "llk-matmul-riscv",
+                                                          "text-tracing",
                                                           "mark-text-tracing", "startup-version"}
 
 
@@ -124,7 +125,8 @@ def test_the_help_lists_the_workloads_the_environment_enables():
     command = [sys.executable, "-m", "tessera.cli.main", "bench", "--help"]
     full = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
     # click wraps long help lines, also after a hyphen inside a name ("tracing-" / "mark")
-    assert ("phoenix, phoenix-threads, tile-harts, rv32, mark, riscemu, sfpu, matmul, hooks, tracing, tracing-mark, "
+    assert ("phoenix, phoenix-threads, tile-harts, rv32, mark, riscemu, sfpu, matmul, llk-matmul, hooks, tracing, "
+            "tracing-mark, "
             "startup." in " ".join(full.split()).replace("- ", "-"))
     env["TESSERA_DISABLE_PLUGINS"] = "phoenix,tensix"
     fewer = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout

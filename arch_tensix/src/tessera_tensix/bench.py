@@ -103,8 +103,9 @@ class SfpuStream(Workload):
 
 
 def workloads() -> list[type[Workload]]:
-    """What the Tensix plugin offers ``tessera bench``: ``sfpu`` and ``matmul``
-    (:mod:`tessera_tensix.bench_matmul`)."""
+    """What the Tensix plugin offers ``tessera bench``: ``sfpu``, ``matmul``
+    (:mod:`tessera_tensix.bench_matmul`) and ``llk-matmul`` (:mod:`tessera_tensix.bench_llk`)."""
+    from tessera_tensix.bench_llk import LlkMatmul
     from tessera_tensix.bench_matmul import MatmulTile
 
-    return [SfpuStream, MatmulTile]
+    return [SfpuStream, MatmulTile, LlkMatmul]

@@ -75,7 +75,8 @@ def tessera_conformance_cases(arch):
 
 @tessera.hookimpl
 def tessera_bench_workloads():
-    """``tessera bench``'s ``sfpu`` and ``matmul`` workloads (imported only when the bench asks)."""
+    """``tessera bench``'s ``sfpu``, ``matmul`` and ``llk-matmul`` workloads (imported only when the
+    bench asks)."""
     from tessera_tensix.bench import workloads
 
     return workloads()
