@@ -353,15 +353,10 @@ def test_srcb_load_behaves_as_resolved_format():
 
 
 # ------------------------------------------------------------------ rules (§3.4)
-def test_load_to_read_only_lreg_is_a_rule_violation():
-    t = Thread()
-    with pytest.raises(Trap) as exc:
-        execute(t, sfpload(9, 6, 0, 0))
-    assert "read-only LReg[9]" in exc.value.name and "sfpload:" in exc.value.name
-
-
-def test_lenient_load_to_read_only_lreg_only_advances_counters():
-    t = Thread(lenient=True)
+@pytest.mark.parametrize("lenient", [False, True])
+def test_load_to_read_only_lreg_only_advances_counters(lenient):
+    # SFPLOAD.md loads only if VD < 8: no rule is broken (tt-llk's "dummy" loads)
+    t = Thread(lenient=lenient)
     _fill_ids(t)
     before = t.sfpu.lreg.copy()
     t.tcfg.set("ADDR_MOD_DST_SEC0_DestIncr", 2)

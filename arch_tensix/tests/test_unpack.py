@@ -669,3 +669,27 @@ def test_the_matrix_unit_takes_srca_format_from_the_unpacker_on_blackhole(chip):
     if chip == "bh":
         thread.tcfg.set("DISABLE_IMPLIED_SRCA_FMT_Base", 1)
         assert mb.srca_format(thread) == 0
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_all_zero_unpack_of_int32_into_srca_is_defined(chip):
+    """INT32 into SrcA has no defined conversion, but AllDatumsAreZero replaces every datum
+    with 0: nothing undefined happens (tt-llk's TEN-3868 workaround on Wormhole)."""
+    m, core = rig(chip, [unpacr(0, zero=1)])
+    core.l1.write(0x2000, np.arange(1, 17, dtype=np.uint32).tobytes())
+    simple(core, 0, INT32, 16, 0x2000)
+    core.srca.rows[0, 0, :] = 5
+    m.run()
+    assert not core.srca.rows[0, 0].any()
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_all_zero_unpack_past_srca_row_63_writes_nothing_there(chip):
+    m, core = rig(chip, [unpacr(0, zero=1)])
+    core.l1.write(0x2000, np.zeros(16, dtype=np.uint16).tobytes())
+    simple(core, 0, BF16, 16, 0x2000)
+    core.cfg.set("UNP0_ADDR_BASE_REG_1_Base", 2 * 16 * (4 + 64))       # SrcA row 64: out of range
+    core.threads[0].tcfg.set("SRCA_SET_SetOvrdWithAddr", 1)
+    core.srca.rows[0] = 7
+    m.run()
+    assert (core.srca.rows[0] == 7).all()                                # no row written, no stop

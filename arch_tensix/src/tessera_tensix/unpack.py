@@ -522,7 +522,10 @@ class _Job:
         which = self.f.which
         unsigned = bool(self.get("ALU_FORMAT_SPEC_REG0_SrcBUnsigned" if which else "ALU_FORMAT_SPEC_REG0_SrcAUnsigned"))
         self.values, problem = convert(self.in_fmt, self.out_fmt, raw, exps, self.to_dst, unsigned)
-        if problem:
+        # AllDatumsAreZero replaces every converted datum with 0 (UNPACR_Regular.md's main
+        # loop), so a conversion with no defined result changes nothing: tt-llk's Wormhole
+        # workaround after a 32-bit unpack to Dest is such an UNPACR (0x42000091) into SrcA
+        if problem and not self.f.all_zero:
             _undefined(self.thread, ins, problem)
 
     def _needed(self, delta_at: np.ndarray) -> int:
@@ -570,7 +573,7 @@ def plan(thread: Any, ins: Any, f: Fields) -> Plan:
     writes = None
     if pos.size:
         writes = _targets(thread, ins, job.get, f.which, job.to_dst, job.out_fmt, job.transpose,
-                          job.col_shift, pos, values)
+                          job.col_shift, pos, values, f.all_zero)
     am = f.increments
     return Plan(which=f.which, context=job.context_id, adc=job.adc, writes=writes,
                 bump_counter=f.multi_context and f.use_context_counter, flip=f.flip_src,
@@ -578,8 +581,12 @@ def plan(thread: Any, ins: Any, f: Fields) -> Plan:
 
 
 def _targets(thread: Any, ins: Any, get: Any, which: int, to_dst: bool, out_fmt: Fmt, transpose: bool,
-             col_shift: int, pos: np.ndarray, values: np.ndarray) -> Writes:
-    """Where each output position goes (UNPACR_Regular.md, the write part of the main loop)."""
+             col_shift: int, pos: np.ndarray, values: np.ndarray, all_zero: bool = False) -> Writes:
+    """Where each output position goes (UNPACR_Regular.md, the write part of the main loop).
+
+    A SrcA row out of range is undefined behaviour, except that an AllDatumsAreZero UNPACR
+    writes nothing there (a choice: tt-llk's Wormhole workaround for hardware bug TEN-3868,
+    one zero unpack into SrcA after the last unpack to Dest, lands past row 63)."""
     core = thread.core
     tid = thread.tid
     src_row = unpackers(core).src_row[which][tid]
@@ -595,6 +602,9 @@ def _targets(thread: Any, ins: Any, get: Any, which: int, to_dst: bool, out_fmt:
         keep = (row >= 4) & (col >= col_shift)
         row, col, values = row[keep] - 4, col[keep] - col_shift, values[keep]
         bound = 64 if ovrd else 16
+        if all_zero and row.size and int(row.max()) >= bound:
+            keep = row < bound
+            row, col, values = row[keep], col[keep], values[keep]
         if row.size and int(row.max()) >= bound:
             _undefined(thread, ins, f"SrcA row {int(row.max())} is out of range (0..{bound - 1}"
                                     + (" with SRCA_SET_SetOvrdWithAddr)" if ovrd else ")"))

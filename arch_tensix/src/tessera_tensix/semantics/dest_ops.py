@@ -223,7 +223,9 @@ def _store_fast(mod0: int, wh: bool) -> tuple[Any, ...] | None:
 @op("SFPLOAD")
 def sfpload(thread: Any, ins: Any) -> None:
     vd, mod0, am, imm10, wh = _decode(thread, ins)
-    write = lanes.guard_vd(thread, ins, vd)
+    # SFPLOAD.md loads only ``if (VD < 8)``: into LReg 8..11 it writes nothing, breaks no rule
+    # and still moves the Dest address on (tt-llk's "dummy" loads rely on that)
+    write = lanes.guard_vd(thread, ins, vd, source=True)
     if write is None:                      # backdoor template load (VD >= 12, unverified for SFPLOAD)
         return
     sfpu_load(thread, ins, vd, mod0, am, imm10, write=write, wh=wh)
