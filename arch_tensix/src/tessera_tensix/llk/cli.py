@@ -7,28 +7,18 @@ that needs SFPI, a bad option) is a one-line ConfigError; ``--debug`` shows more
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
 
 from tessera.errors import ConfigError
-
-_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
+from tessera_tensix.llk.check_cli import check_command
+from tessera_tensix.llk.options import _FIDELITIES, _dims
 
 
 @click.group("tensix")
 def tensix() -> None:
     """Tensix tools: build tt-llk test kernels (docs/tensix-llk.md)."""
-
-
-def _dims(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, int] | None:
-    if value is None:
-        return None
-    match = re.fullmatch(r"\s*(\d+)\s*[xX,]\s*(\d+)\s*", value)
-    if not match:
-        raise click.BadParameter("write ROWSxCOLUMNS in elements, e.g. 64x128")
-    return int(match.group(1)), int(match.group(2))
 
 
 @tensix.command("build")
@@ -103,3 +93,6 @@ def kernels_command(offline: bool) -> None:
 
     for name in kernels(download=not offline):
         click.echo(f"{'*' if name in PROFILES else ' '} {name}")
+
+
+tensix.add_command(check_command)
