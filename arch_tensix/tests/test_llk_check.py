@@ -8,27 +8,12 @@ run each (about 10-30 s), so there are only a few: the full matrix is
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-from tensix_llk_support import require_llk
+from tensix_llk_support import require_llk, tessera
 
 from tessera_tensix.llk import check, goldens
 from tessera_tensix.llk.kernels import Options
-
-
-def tessera(*args: str) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).parent / "tessera"
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tessera.cli.main"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TESSERA_") or k in ("TESSERA_CACHE",
-                                                                                           "TESSERA_ENGINE")}
-    env["TESSERA_PLUGINS"] = "tensix"
-    return subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=900)
-
 
 # ------------------------------------------------------------------ encodings and layouts (no compiler)
 

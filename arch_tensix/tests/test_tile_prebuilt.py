@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import os
 import shutil
 import struct
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tensix_llk_support import tessera
 
 import tessera_tensix
 from tessera.cli.demo import load_example, run_example
@@ -46,15 +44,6 @@ A = (np.arange(1024) % 17 - 8).astype(np.float32)
 def host() -> PluginHost:
     """A host of this module's own, as a fresh process has (the Tensix plugin's program format)."""
     return PluginHost()
-
-
-def tessera(*args: str) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).parent / "tessera"
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tessera.cli.main"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TESSERA_") or k in ("TESSERA_CACHE",
-                                                                                           "TESSERA_ENGINE")}
-    env["TESSERA_PLUGINS"] = "tensix"
-    return subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=900)
 
 
 def run(chip: str, example=None):
