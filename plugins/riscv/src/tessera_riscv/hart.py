@@ -63,7 +63,12 @@ class SliceBreak(SyncObject):
     kind = "slice-break"
 
     def park(self, agent: Any) -> None:
-        agent.wake()  # never actually waits
+        # reported as a wait (tools pair an instruction's before callback, fired again when it
+        # runs again, with this), then never actually waits
+        if self.machine is None:   # not one of the machine's sync objects: report through the agent's
+            self.machine = getattr(agent, "machine", None)
+        self.emit_event("wait", agent, getattr(agent, "wait_reason", None) or None)
+        agent.wake()
 
 
 class RiscvHart(CpuAgent):
