@@ -59,8 +59,13 @@ Choices where the pages are silent (also in docs/tensix.md, "Packers"):
   that is not zero, and a zero run longer than 15 keeps every 16th zero; RSI[0] = 0 is
   written when the row-start stream gets a new address; a row ends at a PACR without
   Concat, or at Last/Flush.
-* Invalid Dest rows (ZEROACC) read as zero bits; packers read ``Dst32b`` with a 9-bit
-  row (EdgeMasking.md).
+* Invalid Dest rows (ZEROACC) read as zero bits.
+* ``Read_32b_data`` reads ``Dst32b[Row]`` with the datum address's full 10-bit ``Row``:
+  EdgeMasking.md's "Row will be reduced from 10 bits to 9" is the reduction Dst.md's
+  ``Adj32`` (WormholeB0 ``AdjRow``) performs, which keeps bit 9 and yields 512 distinct
+  physical rows.  Masking the row to 9 bits first would fold Dst32b rows 512..1023 (the
+  second half-section at tt-llk's ``DEST_REGISTER_HALF_SIZE`` offset) onto rows 0..511,
+  away from where unpack-to-Dest, the FPU and the SFPU write them.
 
 Blackhole (no vendor page; tt-llk assembly.yaml argument descriptions):
 
@@ -767,7 +772,7 @@ class Run:
         remap = bh and bool(self.cfg.get("DEST_ACCESS_CFG_remap_addrs"))
         if rd.read32:
             swizzle = bh and bool(self.cfg.get("DEST_ACCESS_CFG_swizzle_32b"))
-            p = ADJ32[int(remap)][int(swizzle)][rows & 0x1FF]
+            p = ADJ32[int(remap)][int(swizzle)][rows]      # 10-bit Row: Adj32 folds it (Dst.md)
             raw = (dest.bits[p, cols].astype(_U32) << 16) | dest.bits[p + 8, cols]
             ok = None if dest.all_valid else dest.defined(p * 16 + cols) & dest.defined((p + 8) * 16 + cols)
         else:
