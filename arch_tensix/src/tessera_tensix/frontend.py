@@ -162,7 +162,13 @@ class FrontEnd:
         pending = self.pending
         self.draining = True
         try:
+            first = True
             while pending:
+                if not first and thread.lockstep():   # one instruction per turn
+                    from tessera_tensix.signal import TURN
+
+                    raise TURN.wait_for(thread, "ends its turn: another Tensix thread can run")
+                first = False
                 ins, origin, recordable = pending[0]
                 if type(ins) is Undecoded:  # queued before a snapshot was restored
                     ins = thread.core.decode(ins.word, ins.address, ins.issued_by)

@@ -40,3 +40,24 @@ class BackendSignal(SyncObject):
 
     def state(self) -> dict[str, Any]:
         return {"kind": self.kind, "waiters": [a.name for a in self.waiters]}
+
+
+class TurnBreak(SyncObject):
+    """A wait that ends at once: it ends a Tensix thread's turn between two instructions of
+    a MOP or REPLAY expansion (:meth:`FrontEnd.drain
+    <tessera_tensix.frontend.FrontEnd.drain>`).  The MOP/REPLAY is not retired and
+    resumes its queue in the thread's next turn, as after any wait."""
+
+    kind = "turn-break"
+
+    def park(self, agent: Any) -> None:
+        # reported as a wait (tools pair the MOP's before callback, fired again when it
+        # resumes, with this), then never actually waits; the turn passes as after a Yield
+        self.machine = getattr(agent, "machine", None)    # one object serves every machine
+        self.emit_event("wait", agent, getattr(agent, "wait_reason", None) or None)
+        agent.wake()
+        agent.yielded = True
+
+
+#: the turn break of every Tensix thread (it holds no state of its own)
+TURN = TurnBreak("tensix.turn")

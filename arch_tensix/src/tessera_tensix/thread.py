@@ -91,6 +91,12 @@ class TensixThread(CpuAgent):
             used += super().run_slice(limit - used, cycle_limit)
         return used
 
+    def lockstep(self) -> bool:
+        """Must the thread end its turn after each instruction (of a MOP/REPLAY expansion
+        too)?  Not in direct mode: its threads run their slices (a tile's fed threads do,
+        :meth:`FedThread.lockstep <tessera_tensix.tile.fedthread.FedThread.lockstep>`)."""
+        return False
+
     def state_extra(self) -> dict[str, Any]:
         return {"tid": self.tid, "gpr": list(self.gpr), "rwc": dict(self.rwc),
                 "thread_config": self.tcfg.state(), "frontend": self.frontend.state()}

@@ -53,6 +53,20 @@ class FedThread(TensixThread):
         """A word was pushed: the thread has work (the run must wait for it)."""
         self.daemon = False
 
+    def lockstep(self) -> bool:
+        """Must the thread end its turn after each instruction?  Yes while another Tensix
+        thread of the core can run: the hardware threads issue side by side, one
+        instruction per cycle each, and kernels rely on the order that gives.  (tt-llk's
+        ``transpose_dest_test`` on Wormhole: the unpacker's UNPACR_NOP ZEROSRC +
+        SETDVALID for SrcB must run between the matrix unit's MOVA2Ds and the SETRWC
+        that clears SrcB — UNPACR_NOP_ZEROSRC.md waits on the matrix unit's bank,
+        SETRWC.md waits for nothing.  Run ahead, the matrix unit clears a bank the
+        unpacker has not handed over yet, and the threads deadlock.)"""
+        for thread in self.core.threads:
+            if thread is not self and thread.status == RUNNABLE:
+                return True
+        return False
+
     @property
     def idle(self) -> bool:
         """Nothing queued and nothing in flight (CoprocessorDoneCheck's condition)."""
@@ -124,6 +138,9 @@ class FedThread(TensixThread):
             self.cycles += ins.cycles
             self.instret += 1
             used += 1
+            if self.lockstep():
+                self.yielded = True
+                return used
         return used
 
     def _go_idle(self) -> None:
