@@ -8,7 +8,11 @@ mailbox); BRISC gets the harness's ``brisc.cpp`` (the boot firmware that release
 TRISCs).  The flags are the harness's (``test_config.py``) minus the SFPI compiler's
 own (``-mcpu=tt-*``, ``-ftt-*``), with Debian gcc's ``-march`` instead.  Every compiler
 run's output is kept next to the ELFs (``build/<part>.log``); a failure is one line
-that names the part and the first error, or says that the kernel needs SFPI.
+that names the part and the first error, or says that the kernel needs SFPI, or names a
+parameter to give with ``--param`` (with the values tt-llk's tests pass).  A kernel that
+tt-llk's own tests do not run on the chip asked for (:mod:`.vendorchips`), or that
+includes a header only the other chip's tt-llk has, stops with
+:class:`~.vendorchips.UnsupportedChip` (exit status 80) instead.
 """
 
 from __future__ import annotations
@@ -18,15 +22,28 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from tessera.errors import ConfigError
-from tessera_tensix.llk import buildheader, chips, elfinfo, manifest, params, sysroot, toolchain, wheel
+from tessera_tensix.llk import (
+    buildheader,
+    chips,
+    elfinfo,
+    manifest,
+    params,
+    sysroot,
+    toolchain,
+    vendorchips,
+    vendorvalues,
+    wheel,
+)
 from tessera_tensix.llk.kernels import Options, Resolved, resolve
-from tessera_tensix.llk.params import VOCABULARY
+from tessera_tensix.llk.params import VOCABULARY, MissingParameter
+from tessera_tensix.llk.vendorchips import UnsupportedChip
 
 #: core -> (part name, -DLLK_TRISC_ define, COMPILE_FOR_TRISC) of the three TRISC builds
 TRISCS = {"trisc0": ("unpack", "UNPACK", 0), "trisc1": ("math", "MATH", 1), "trisc2": ("pack", "PACK", 2)}
@@ -68,6 +85,10 @@ class Tree:
     def tests(self) -> Path:
         return self.llk / "tests"
 
+    @property
+    def python_tests(self) -> Path:
+        return self.tests / "python_tests"
+
 
 def prepare(download: bool = True) -> tuple[toolchain.Toolchain, Tree]:
     """The compiler and the vendor tree, fetched into the cache when needed."""
@@ -98,9 +119,14 @@ def build(opts: Options, out: Path, *, download: bool = True, jobs: int | None =
     name = opts.kernel.removeprefix("sources/").removesuffix(".cpp")
     opts = dataclasses.replace(opts, kernel=name)
     source = source_of(tree, name)
-    usage = params.scan(source, (tree.tests / "helpers" / "include",))
-    res = resolve(opts, usage)
     chip = chips.chip(opts.chip)
+    if not opts.force_chip:
+        require_chip(tree.python_tests, name, chip.name)
+    usage = params.scan(source, (tree.tests / "helpers" / "include",))
+    try:
+        res = resolve(opts, usage)
+    except MissingParameter as exc:
+        raise exc.with_hint(vendorvalues.hint(tree.python_tests, name, exc.name)) from None
     work = out / "build"
     try:
         work.mkdir(parents=True, exist_ok=True)
@@ -117,7 +143,13 @@ def build(opts: Options, out: Path, *, download: bool = True, jobs: int | None =
     failed.sort(key=lambda core: not _needs_sfpi(done[core][1]))     # SFPI is the reason that matters most
     if failed:
         core = failed[0]
-        raise ConfigError(diagnose(name, chip.name, core, done[core][1], work / f"{_part(core)}.log"))
+        log, path = done[core][1], work / f"{_part(core)}.log"
+        other = _only_elsewhere(tree, chip, log)
+        if other is not None:
+            raise UnsupportedChip(f"{name} does not build for {chip.name}: tt-llk has {other[0]} for "
+                                  f"{other[1]} only (log {path})")
+        raise ConfigError(diagnose(name, chip.name, core, log, path,
+                                   hint=lambda missing: vendorvalues.hint(tree.python_tests, name, missing)))
     placement = {}
     for core, file in manifest.CORE_FILES.items():
         entry, symbols = elfinfo.read(out / file)
@@ -125,6 +157,38 @@ def build(opts: Options, out: Path, *, download: bool = True, jobs: int | None =
                                               if k in symbols}}
     path = manifest.write(out, manifest.render(res, placement, tools.version))
     return Built(directory=out, manifest=path, resolved=res)
+
+
+def require_chip(python_tests: Path, kernel: str, chip: str) -> None:
+    """UnsupportedChip when every test of tt-llk that uses ``kernel`` skips ``chip``."""
+    verdict = vendorchips.chips_of(python_tests, kernel)
+    if verdict is not None and not verdict.supports(chip):
+        raise UnsupportedChip(verdict.refusal(chip))
+
+
+def check_chip(opts: Options, download: bool = True) -> None:
+    """:func:`require_chip` for ``opts`` (nothing with ``force_chip``), before anything is built."""
+    if not opts.force_chip:
+        name = opts.kernel.removeprefix("sources/").removesuffix(".cpp")
+        require_chip(wheel.tt_metal(download) / "tt-llk" / "tests" / "python_tests", name, chips.chip(opts.chip).name)
+
+
+def _only_elsewhere(tree: Tree, chip: chips.Chip, log: str) -> tuple[str, str] | None:
+    """(header, other chip) when the compile failed for want of a header that only the other
+    chip's tt-llk folder has: the kernel is written for that chip."""
+    missing = re.search(r"tests/(?:sources|helpers)/\S+ fatal error: (\S+): No such file or directory", log)
+    if missing is None:
+        return None
+    header = missing.group(1)
+    for other in {c.name: c for c in chips.CHIPS.values()}.values():
+        if other.name == chip.name:
+            continue
+        root = tree.llk / other.llk_root
+        dirs = (root / "llk_lib", root / "llk_lib" / "hal", root / "common" / "inc", root / "common" / "inc" / "sfpu",
+                *(tree.tt_metal / d for d in other.hw_includes))
+        if any((d / header).is_file() for d in dirs):
+            return header, other.name
+    return None
 
 
 def _part(core: str) -> str:
@@ -181,8 +245,10 @@ def _compile(core: str, cmd: list[str], work: Path) -> tuple[int, str]:
     return code, log
 
 
-def diagnose(kernel: str, chip: str, core: str, log: str, path: Path) -> str:
-    """One line for a failed compile: SFPI needed, or the first error with its log's path."""
+def diagnose(kernel: str, chip: str, core: str, log: str, path: Path,
+             hint: Callable[[str], str] | None = None) -> str:
+    """One line for a failed compile: SFPI needed, a parameter to give (``hint(name)``: what the
+    vendor's tests pass for it), or the first error with its log's path."""
     if _needs_sfpi(log):
         return (f"{kernel} uses SFPI vector types (sfpi::vFloat and kin), which need the vendor's SFPI "
                 f"compiler: it cannot be built here ({_part(core)}, {chip}; log {path})")
@@ -190,13 +256,14 @@ def diagnose(kernel: str, chip: str, core: str, log: str, path: Path) -> str:
     if undeclared and undeclared.group(1) in FUSED_NAMES:
         return (f"{kernel} runs several L1-to-L1 passes with their own formats (the harness's fused "
                 f"L1_to_L1_ITERATIONS > 1), which tessera's build header does not describe (log {path})")
-    missing = re.search(r"tests/sources/\S+ fatal error: (\S+): No such file or directory", log)
+    missing = re.search(r"tests/(?:sources|helpers)/\S+ fatal error: (\S+): No such file or directory", log)
     if missing:
         return (f"{kernel} is not built for {chip}: tt-llk has no {missing.group(1)} there (log {path})")
     if undeclared and (undeclared.group(1) in VOCABULARY or re.fullmatch(r"[A-Z][A-Z0-9_]*", undeclared.group(1))):
         name = undeclared.group(1)
+        told = (hint(name) if hint is not None else "") or "see its test in tt-llk's tests/python_tests"
         return (f"{kernel} needs the build-header parameter {name}, which tessera does not know: give it with "
-                f"--param {name}=VALUE (see its test in tests/python_tests; log {path})")
+                f"--param {name}=VALUE ({told}; log {path})")
     errors = [ln for ln in log.splitlines() if " error: " in ln or ln.startswith("error:") or "undefined reference" in ln]
     first = errors[0] if errors else (log.strip().splitlines() or ["no output"])[-1]
     first = re.sub(r"^\S*/(tt-llk|tt_metal|ttnn)/", r"\1/", first.strip())

@@ -188,9 +188,11 @@ class Settings:
 def check(opts: Options, settings: Settings, out: Path | None = None) -> Outcome:
     """Build ``opts`` (into ``out``, else a temporary folder) and run it once per input mode.
 
-    A kernel without a golden, or options the build refuses, are ConfigErrors."""
-    from tessera_tensix.llk.build import build, clean
+    A kernel without a golden, or options the build refuses, are ConfigErrors; a kernel
+    tt-llk's tests do not run on the chip is an UnsupportedChip first."""
+    from tessera_tensix.llk.build import build, check_chip, clean
 
+    check_chip(opts, download=False)
     opts = with_defaults(opts)
     for fmt in (opts.input_format, opts.output_format, opts.input_format_b):
         if fmt is not None:

@@ -31,6 +31,8 @@ from tessera_tensix.llk.options import _FIDELITIES, _dims
               help="MATH_FIDELITY (default: HiFi4 for kernels that multiply, else LoFi).")
 @click.option("--op", default=None, help="The kernel's operation (add/sub/mul, row-sum ...).")
 @click.option("--param", "param_list", multiple=True, metavar="NAME=VALUE", help="A build-header parameter (repeatable).")
+@click.option("--force-chip", is_flag=True,
+              help="Check even if tt-llk's own tests do not run KERNEL on --chip (they skip it there).")
 @click.option("--inputs", "inputs", type=click.Choice(["integer", "random", "both"]), default=None,
               help="Integer-valued inputs compared exactly, random ones under the vendor's tolerance, or both "
                    "(default: integer; --matrix: both).")
@@ -47,11 +49,12 @@ from tessera_tensix.llk.options import _FIDELITIES, _dims
 def check_command(kernels: tuple[str, ...], chips: tuple[str, ...], input_format: str, output_format: str | None,
                   input_format_b: str | None, tiles: int, dims: tuple[int, int] | None, dest_acc: bool | None,
                   unpack_to_dest: bool | None, math_fidelity: str | None, op: str | None, param_list: tuple[str, ...],
-                  inputs: str | None, seed: int, out: Path | None, keep: bool, matrix: bool, max_steps: int,
+                  force_chip: bool, inputs: str | None, seed: int, out: Path | None, keep: bool, matrix: bool, max_steps: int,
                   timeout: float, jobs: int | None) -> None:
     """Build tt-llk's KERNEL, run it on the tile with generated inputs and compare with a numpy golden.
 
-    Prints `KERNEL chip formats size inputs: pass` or `... FAIL <reason>`; exit 0 or 79.
+    Prints `KERNEL chip formats size inputs: pass` or `... FAIL <reason>`; exit 0 or 79
+    (64: the build fails; 80: tt-llk does not build or test KERNEL for --chip).
     With --matrix (KERNEL names, if given, pick kernels) prints a Markdown table.
     Needs the cache `tessera tensix fetch` fills (builds are offline).
     """
@@ -80,7 +83,7 @@ def check_command(kernels: tuple[str, ...], chips: tuple[str, ...], input_format
     opts = Options(kernel=kernels[0], chip=(chips or ("blackhole",))[0], input_format=input_format,
                    output_format=output_format, input_format_b=input_format_b, dest_acc=dest_acc,
                    unpack_to_dest=unpack_to_dest, dims=dims, tiles=tiles, math_fidelity=math_fidelity, op=op,
-                   params=assigned)
+                   params=assigned, force_chip=force_chip)
     outcome = checks.check(opts, settings, out)
     for verdict in outcome.verdicts:
         result = "pass" if verdict.passed else f"FAIL {verdict.reason}"

@@ -40,18 +40,21 @@ def tensix() -> None:
 @click.option("--op", default=None, help="The kernel's operation: add/sub/mul (eltwise), row-sum/col-max ... (reduce).")
 @click.option("--param", "param_list", multiple=True, metavar="NAME=VALUE",
               help="Set a build-header parameter (repeatable): TILE_CNT=4, tilize_en=true, MATH_FIDELITY=HiFi4.")
+@click.option("--force-chip", is_flag=True,
+              help="Build even if tt-llk's own tests do not run KERNEL on --chip (they skip it there).")
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the ELFs and kernel.toml (created).")
 @click.option("--offline", is_flag=True, help="Use only the cache: never download.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=None, help="Compiler runs at once (default: up to 4).")
 def build_command(kernel: str, chip: str, input_format: str, output_format: str | None, input_format_b: str | None,
                   tiles: int, dims: tuple[int, int] | None, dest_acc: bool | None, unpack_to_dest: bool | None,
-                  math_fidelity: str | None, op: str | None, param_list: tuple[str, ...], out: Path, offline: bool,
-                  jobs: int | None) -> None:
+                  math_fidelity: str | None, op: str | None, param_list: tuple[str, ...], force_chip: bool, out: Path,
+                  offline: bool, jobs: int | None) -> None:
     """Compile tt-llk's tests/sources/KERNEL.cpp, unchanged, into BRISC + TRISC0/1/2 ELFs and kernel.toml.
 
     The first build downloads the ttnn wheel (tt-llk inside, ~100 MB) and two Debian
-    packages into the cache ($TESSERA_CACHE/llk or ~/.cache/tessera/llk).
+    packages into the cache ($TESSERA_CACHE/llk or ~/.cache/tessera/llk).  Exit 64 when
+    the build fails, 80 when tt-llk does not build or test KERNEL for --chip.
     """
     from tessera_tensix.llk.build import build, clean
     from tessera_tensix.llk.kernels import Options
@@ -63,7 +66,7 @@ def build_command(kernel: str, chip: str, input_format: str, output_format: str 
         assigned[name] = value
     opts = Options(kernel=kernel, chip=chip, input_format=input_format, output_format=output_format,
                    input_format_b=input_format_b, dest_acc=dest_acc, unpack_to_dest=unpack_to_dest, dims=dims,
-                   tiles=tiles, math_fidelity=math_fidelity, op=op, params=assigned)
+                   tiles=tiles, math_fidelity=math_fidelity, op=op, params=assigned, force_chip=force_chip)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"-o {out}: not a directory")
     clean(out)

@@ -4,10 +4,13 @@ The harness's Python test for each kernel picks formats, the Dest mode, tile cou
 block sizes and the kernel's own parameters (``test_<kernel>.py``).  :func:`resolve`
 does the same from :class:`Options`: shape parameters (``TILE_CNT``, ``NUM_BLOCKS``,
 ``FULL_CT_DIM``, matmul's ``RT_DIM/CT_DIM/KT_DIM`` ...) follow from the input size
-and what fits in half of Dest, :data:`PROFILES` adds what a known kernel needs beyond
-that (its operation, which operand is row-major, what the harness fills B with), and
-``--param NAME=VALUE`` overrides anything.  Any other ``tests/sources`` kernel gets
-the generic treatment: the same derivation, operands of one tile count.
+and what fits in half of Dest, the values a kernel's vendor test always passes
+(:mod:`.vendorvalues`) replace the generic defaults, :data:`PROFILES` adds what a known
+kernel needs beyond that (its operation, which operand is row-major, what the harness
+fills B with), and ``--param NAME=VALUE`` overrides anything.  A parameter the kernel
+reads that nothing gives stops the build (:class:`~.params.MissingParameter`).  Any other
+``tests/sources`` kernel gets the generic treatment: the same derivation, operands of one
+tile count.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tessera.errors import ConfigError
-from tessera_tensix.llk import chips
+from tessera_tensix.llk import chips, vendorvalues
 from tessera_tensix.llk import formats as fmts
 from tessera_tensix.llk.buildheader import Buffer, Spec
-from tessera_tensix.llk.params import VOCABULARY, Usage
+from tessera_tensix.llk.params import VOCABULARY, MissingParameter, Usage
 
 TILE = 32
 #: tiles half of Dest holds with 16-bit rows (SyncHalf; a 32-bit Dest holds half as many)
@@ -45,6 +48,7 @@ class Options:
     math_fidelity: str | None = None
     op: str | None = None
     params: Mapping[str, object] = field(default_factory=dict)
+    force_chip: bool = False              # build even when tt-llk's tests do not run the kernel on chip
 
 
 @dataclass(frozen=True)
@@ -154,10 +158,9 @@ def resolve(opts: Options, usage: Usage) -> Resolved:
     unused = [n for n in opts.params if n not in usage.fields and n not in names]
     if unused:
         raise ConfigError(f"--param {unused[0]}: {opts.kernel} does not use {unused[0]}")
-    missing = [n for n in usage.runtime if n not in values]
-    if missing:
-        raise ConfigError(f"{opts.kernel} reads params.{missing[0]}, which tessera does not know: "
-                          f"give it with --param {missing[0]}=N")
+    for name in [*usage.runtime, *names]:
+        if name not in values:
+            raise MissingParameter(opts.kernel, name, known=name in VOCABULARY, runtime=name in usage.fields)
     tiles: dict[str, int] = {b: int(values["TILE_CNT"]) for b in usage.buffers}  # type: ignore[call-overload]
     if prof.operands:
         tiles.update({b: int(n) for b, n in prof.operands(values).items() if b in tiles})
@@ -194,6 +197,7 @@ def _op(opts: Options, prof: Profile) -> str | None:
 def _values(opts: Options, prof: Profile, dims: tuple[int, int], dest_bits: int) -> dict[str, object]:
     """Every vocabulary value for this build: defaults, the kernel's, the shape's, then the user's."""
     values: dict[str, object] = {n: p.default for n, p in VOCABULARY.items() if p.default is not None}
+    values.update(vendorvalues.kernel_values(opts.kernel))
     values.update(prof.constants)
     op = _op(opts, prof)
     if op is not None:

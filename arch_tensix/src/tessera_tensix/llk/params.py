@@ -7,7 +7,9 @@ A kernel in ``tests/sources`` reads its parameters either as compile-time consta
 which, per kernel; here it is read from the kernel's own text: a name the source
 reads as ``params.NAME`` is a runtime field, a known name it uses bare is a constant.
 :data:`VOCABULARY` lists the names the harness defines, with their C++ type and a
-default; a kernel that needs a name outside it gets it from ``--param NAME=VALUE``.
+default; a kernel that needs a name outside it, or one whose harness default is only a
+placeholder (no default here), gets it from ``--param NAME=VALUE`` — a build without it
+stops with :class:`MissingParameter` rather than compiling the kernel with 0.
 """
 
 from __future__ import annotations
@@ -20,6 +22,22 @@ from tessera.errors import ConfigError
 
 #: C++ scalar types a runtime field may have, with (size, alignment) on rv32 ilp32
 SCALARS = {"std::uint32_t": 4, "int": 4, "bool": 1, "unsigned": 4}
+
+
+class MissingParameter(ConfigError):
+    """A kernel reads a parameter no default and no ``--param`` gives (exit status 64)."""
+
+    def __init__(self, kernel: str, name: str, *, known: bool, runtime: bool, hint: str = "") -> None:
+        self.kernel, self.name, self.known, self.runtime = kernel, name, known, runtime
+        what = f"params.{name}" if runtime else name
+        why = "which has no default" if known else "which tessera does not know"
+        value = "N" if runtime else "VALUE"
+        super().__init__(f"{kernel} reads {what}, {why}: give it with --param {name}={value}"
+                         + (f" ({hint})" if hint else ""))
+
+    def with_hint(self, hint: str) -> MissingParameter:
+        """The same error, naming what the vendor's tests pass."""
+        return MissingParameter(self.kernel, self.name, known=self.known, runtime=self.runtime, hint=hint)
 
 
 @dataclass(frozen=True)
@@ -64,10 +82,15 @@ VOCABULARY: dict[str, Param] = {p.name: p for p in [
     *_ints(_U32, "in0_tile_r_dim in0_tile_c_dim in1_tile_r_dim in1_tile_c_dim", 32),
     *_ints(_BOOL, "PARTIAL_FACE_A PARTIAL_FACE_PACK PARTIAL_FACE_B PARTIAL_FACE_MATH IS_REDUCE_TO_ONE", False),
     *_ints(_INT, "INPUT_TILE_CNT OUTPUT_TILE_CNT", 1),
-    *_ints(_INT, "SRCA_REUSE_COUNT RELU_CONFIG L1_ACC", 0),
-    *_ints(_U32, "NUM_ROWS_TO_PACK ZERO_POINT NUM_GUARD_TILES MAX_POOL_CHUNK CONFIGURE_TEST_RUN_IDX", 0),
+    # no default: the harness's 0 is a placeholder every test that uses them replaces (a
+    # kernel divides by SRCA_REUSE_COUNT; _llk_pack_rows_init_ asserts 1 <= NUM_ROWS_TO_PACK <= 64)
+    Param("SRCA_REUSE_COUNT", _INT),
+    *_ints(_INT, "RELU_CONFIG L1_ACC", 0),
+    Param("NUM_ROWS_TO_PACK", _U32),
+    *_ints(_U32, "ZERO_POINT NUM_GUARD_TILES MAX_POOL_CHUNK CONFIGURE_TEST_RUN_IDX", 0),
     Param("CHUNK_SIZE", _U32, 1),
-    *_ints(_U32, "SRC0_TILE_IDX SRC1_TILE_IDX DST_TILE_IDX", 0),
+    # the harness's SFPU_TILE_INDICES: src0 0, src1 1, dst 0
+    Param("SRC0_TILE_IDX", _U32, 0), Param("SRC1_TILE_IDX", _U32, 1), Param("DST_TILE_IDX", _U32, 0),
     Param("VALID_SCORES", "unsigned", 32),
     Param("INJECT_NEGATIVE_ZERO", "unsigned", 0),
     # compile-time only (types the struct cannot hold, or the harness never passes at run time)

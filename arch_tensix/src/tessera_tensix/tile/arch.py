@@ -37,7 +37,7 @@ class TileBoard:
 def _tile(name: str, chip: str, description: str) -> Any:
     from tessera_riscv import RiscvExtension, make_arch
     from tessera_tensix.examples.tile import examples
-    from tessera_tensix.tile import push
+    from tessera_tensix.tile import asserts, push
 
     ext = RiscvExtension("ttinsn", fields=(push.TTBITS,), encodings=push.rows(),  # type: ignore[arg-type]
                          timing=push.TIMING)
@@ -45,7 +45,9 @@ def _tile(name: str, chip: str, description: str) -> Any:
                      # vendor ELFs name no extension (their .ttinsn words are .word data):
                      # they run here when --arch or a kernel manifest chooses the tile
                      elf_extensions={"xttinsn"},
-                     reset_pc=0, settings=settings(chip), examples=examples(chip), cli_flags={
+                     reset_pc=0, settings=settings(chip), examples=examples(chip),
+                     take_trap=asserts.take_trap,   # a failed LLK_ASSERT says so, and where
+                     cli_flags={
                          "lenient": ("lenient", True, "continue with hardware-like behaviour where a "
                                                       "Tensix rule is broken")},
                      capabilities={"traps", "mmio", "zicsr", "zba", "zbb", "zaamo", "extensions",

@@ -15,6 +15,8 @@ exist.  Modelled:
 * ``intp_restore_pc`` (``0xbca``): reads ``mepc``.
 
 A core that only polls memory is parked rather than run (:mod:`tessera_tensix.tile.polls`).
+A breakpoint the core cannot take (tt-llk's LLK_ASSERT failing) is reported with where it
+failed (the tile architecture's ``take_trap``, :mod:`tessera_tensix.tile.asserts`).
 """
 
 from __future__ import annotations
