@@ -470,14 +470,14 @@ KERNELS: dict[str, KernelSpec] = {
         formats=("Float16_b", "Float32", "Bfp8_b"), multiplies=True, assumes={"IS_REDUCE_TO_ONE": False},
         ops=tuple(f"{d}-{p}" for d in ("row", "col", "scalar") for p in ("sum", "avg", "max"))),
     "unpack_tilize_test": KernelSpec(
-        "res = tilize(A)", golden=_copy_golden, formats=("Float16_b", "Float16", "Float32", "Int32"),
-        assumes={"num_faces": 4}, **_COPY),
+        "res = tilize(A)", golden=_copy_golden, formats=("Float16_b", "Float16", "Float32", "Int32", "Int8"),
+        assumes={"num_faces": 4}, format_options={"Int8": {"dest_acc": True}}, **_COPY),
     "pack_untilize_test": KernelSpec(
         "res = untilize(A)", golden=_copy_golden, formats=("Float16_b", "Float16", "Float32", "Int32"),
         assumes={"num_faces": 4, "TILE_DST_CT_OFFSET": 0}, **_COPY),
     "transpose_dest_test": KernelSpec(
-        "res = transpose(A) per tile", golden=_transpose_dest_golden, formats=(*_FLOATS, "Int32"),
-        assumes={"num_faces": 4}, **_COPY),
+        "res = transpose(A) per tile", golden=_transpose_dest_golden, formats=(*_FLOATS, "Int32", "Int8"),
+        assumes={"num_faces": 4}, format_options={"Int8": {"dest_acc": True}}, **_COPY),
     "pack_test": KernelSpec(
         "res = A (through the packer)", golden=_copy_golden, formats=(*_FLOATS, "Int32"),
         assumes={"RELU_CONFIG": 0, "num_faces": 4}, sizes=_TWO_BLOCKS, **_COPY),
