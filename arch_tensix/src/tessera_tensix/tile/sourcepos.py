@@ -6,9 +6,9 @@ the line table (DWARF 5 section 6.2, "Line Number Information": the row whose ad
 range holds the pc gives file and line) and from the ``DW_TAG_subprogram`` /
 ``DW_TAG_inlined_subroutine`` entries whose address ranges hold the pc (section 3.3.8:
 an inlined subroutine's ``DW_AT_call_file``/``DW_AT_call_line`` is where it was called
-in the function around it).  That is read with pyelftools when it is installed; without
-it, or without DWARF, the function comes from the symbol table (the ``STT_FUNC`` symbol
-whose ``[value, value + size)`` holds the pc), read with Tessera's own ELF reader.
+in the function around it).  Without DWARF the function comes from the symbol table (the
+``STT_FUNC`` symbol whose ``[value, value + size)`` holds the pc).  Both are read with
+pyelftools (a dependency of tessera-tensix; if it is missing, the report has no place).
 Nothing here raises on a bad or missing file: the report is made without the place.
 """
 
@@ -18,8 +18,6 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Any
-
-from tessera.loaders.elffile import STT_FUNC, ElfFile, ElfFormatError
 
 #: DIE tags searched for the pc (the ones that may hold or nest a subprogram)
 _NESTING = frozenset({"DW_TAG_compile_unit", "DW_TAG_namespace", "DW_TAG_subprogram", "DW_TAG_inlined_subroutine",
@@ -78,12 +76,21 @@ def locate(elf_path: str | None, pc: int) -> Place | None:
 def symbol_at(elf_path: str, pc: int) -> str | None:
     """The function symbol of the ELF at ``elf_path`` that holds ``pc``."""
     try:
+        from elftools.common.exceptions import ELFError
+        from elftools.elf.elffile import ELFFile
+        from elftools.elf.sections import SymbolTableSection
+    except ImportError:
+        return None
+    try:
         with open(elf_path, "rb") as fh:
-            elf = ElfFile(fh.read())
-        for sym in elf.symbols():
-            if sym.type == STT_FUNC and sym.value <= pc < sym.value + max(sym.size, 1):
-                return sym.name
-    except (OSError, ElfFormatError):
+            for section in ELFFile(fh).iter_sections():
+                if not isinstance(section, SymbolTableSection):
+                    continue
+                for sym in section.iter_symbols():
+                    value, size = sym["st_value"], sym["st_size"]
+                    if sym["st_info"]["type"] == "STT_FUNC" and value <= pc < value + max(size, 1):
+                        return str(sym.name)
+    except (OSError, ELFError, ValueError):
         return None
     return None
 

@@ -80,6 +80,7 @@ class Agent:
     def halt(self, exit_code: int = 0) -> None:
         self.status = HALTED
         self.exit_code = exit_code
+        self.wait_reason = ""        # halted while parked (another agent stopped it): it waits no more
         if self.waiting_on is not None:
             self.waiting_on.unpark(self)
             self.waiting_on = None
