@@ -75,7 +75,10 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("session", frozenset({"session"})),
     # Benchmarks: run workloads on machines under minimal hosts and report.
     ("bench", frozenset({"bench"})),
-    # The command line presents everything, the bench included.
+    # Batch runs: many ``tessera run`` specifications on local processes or a Dask
+    # cluster.  Workers build machines and load programs like a front end (session).
+    ("batch", frozenset({"batch"})),
+    # The command line presents everything, the bench and batch runs included.
     ("cli", frozenset({"cli"})),
 ]
 

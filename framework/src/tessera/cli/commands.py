@@ -22,6 +22,7 @@ BUILTIN_COMMANDS = {
     "new-plugin": "tessera.cli.newplugin:new_plugin",
     "bench": "tessera.cli.bench:bench",
     "semantics": "tessera.cli.semantics:semantics",
+    "batch": "tessera.batch.cli:batch",
 }
 
 

@@ -1,0 +1,195 @@
+"""Where runs execute: a pool of local worker processes, or a Dask distributed cluster.
+
+Both take checked payloads and yield results in the order runs finish; both run each
+spec with :func:`tessera.batch.execute.run_in_worker`, so a result does not depend on
+the backend or on the number of workers.
+
+**Local pool.**  ``workers`` processes, each a fresh ``python -m tessera.batch.worker``
+(:mod:`tessera.batch.worker`: no state inherited from the parent, safe whatever threads
+the parent has, and no re-import of the parent's main module) running one spec at a
+time and asking for the next.  A worker that dies while running a spec (killed, out of
+memory, a crash in native code) costs only that spec: it gets an ``error`` result
+saying so, with the exit status a shell would show (137 for ``SIGKILL``), and a fresh
+worker takes its place.  Workers run in sessions of their own, out of reach of the
+terminal's Ctrl-C; the batch stops them when it stops.
+
+**Dask.**  Each spec is one task (``client.submit``), at most a few per worker thread
+in flight so a batch of a million lines does not flood the scheduler; a task that
+fails — Dask gives up on one whose workers keep dying (``KilledWorker``) — is an
+``error`` result, and the batch goes on.  ``distributed`` is imported only here.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections import deque
+from collections.abc import Generator, Iterable
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from tessera.batch.execute import crashed_result, run_in_worker
+from tessera.errors import ConfigError
+
+__all__ = ["DASK_MISSING", "connect", "dask_results", "local_results"]
+
+#: The one line saying how to get Dask.
+DASK_MISSING = ("a Dask cluster needs the distributed package, which is not installed: "
+                "pip install 'tessera[dask]'")
+
+
+# --------------------------------------------------------------------------- local pool
+
+
+class _Worker:
+    """One ``python -m tessera.batch.worker`` process and the two pipes to it."""
+
+    def __init__(self, recipe: Any) -> None:
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tessera.batch.worker", str(to_child_r), str(from_child_w)],
+                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True)
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        self.outbox = Connection(to_child_w, readable=False)
+        self.inbox = Connection(from_child_r, writable=False)
+        self.payload: dict[str, Any] | None = None
+        self.outbox.send(list(sys.path))
+        self.outbox.send(recipe)
+
+    def give(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
+        self.outbox.send(payload)
+
+    def answer(self) -> dict[str, Any] | None:
+        """The result it sent, or ``None`` if it died instead."""
+        try:
+            result: dict[str, Any] = self.inbox.recv()
+        except (EOFError, OSError):
+            return None
+        return result
+
+    def death(self) -> tuple[str, int]:
+        """How the process ended: words for the message, and the exit status a shell shows."""
+        code = self.process.wait()
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"killed by {name}", 128 - code
+        return f"exit status {code}", code or 1
+
+    def stop(self, kill: bool) -> None:
+        if not kill:
+            try:
+                self.outbox.send(None)
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.outbox.close()
+        self.inbox.close()
+
+
+def local_results(payloads: Iterable[dict[str, Any]], recipe: Any, workers: int) -> Generator[dict[str, Any], None, None]:
+    """Run ``payloads`` on ``workers`` local processes; results in the order they finish."""
+    todo = deque(payloads)
+    pool: list[_Worker] = []
+    busy: dict[Any, _Worker] = {}
+    stopped_cleanly = False
+    try:
+        for _ in range(max(1, min(workers, len(todo)))):
+            pool.append(_Worker(recipe))
+        for worker in pool:
+            if todo:
+                worker.give(todo.popleft())
+                busy[worker.inbox] = worker
+        while busy:
+            for ready in wait(list(busy)):
+                worker = busy.pop(ready)
+                payload = worker.payload
+                assert payload is not None
+                result = worker.answer()
+                if result is None:  # it died running this spec: report it, start another
+                    how, status = worker.death()
+                    result = crashed_result(payload, f"the worker process running this spec died ({how})",
+                                            status)
+                    worker.stop(kill=True)
+                    pool.remove(worker)
+                    worker = _Worker(recipe)
+                    pool.append(worker)
+                worker.payload = None
+                if todo:
+                    worker.give(todo.popleft())
+                    busy[worker.inbox] = worker
+                yield result
+        stopped_cleanly = True
+    finally:  # Ctrl-C, an error, or the caller closing us early: nothing may outlive the batch
+        for worker in pool:
+            worker.stop(kill=not stopped_cleanly)
+
+
+# --------------------------------------------------------------------------- Dask
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise ConfigError(DASK_MISSING) from None
+    return distributed
+
+
+def connect(address: str) -> Any:
+    """A Dask client of the scheduler at ``address`` (``tcp://HOST:PORT``)."""
+    distributed = _distributed()
+    try:
+        return distributed.Client(address, timeout=10)
+    except (OSError, TimeoutError) as exc:
+        raise ConfigError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+
+def dask_results(payloads: Iterable[dict[str, Any]], recipe: Any, client: Any) -> Generator[dict[str, Any], None, None]:
+    """Run ``payloads`` as tasks of ``client``'s cluster; results in the order they finish."""
+    distributed = _distributed()
+    todo = iter(payloads)
+    threads = sum(client.nthreads().values()) or 1
+    window = max(4, 2 * threads)
+    pending: dict[Any, dict[str, Any]] = {}
+    finished = distributed.as_completed()
+
+    def submit() -> bool:
+        payload = next(todo, None)
+        if payload is None:
+            return False
+        future = client.submit(run_in_worker, payload, recipe, pure=False)
+        pending[future] = payload
+        finished.add(future)
+        return True
+
+    try:
+        while len(pending) < window and submit():
+            pass
+        for future in finished:
+            payload = pending.pop(future)
+            if future.status == "finished":
+                result = future.result()
+            else:
+                exc = future.exception()
+                result = crashed_result(payload, f"the Dask task running this spec failed: "
+                                                 f"{type(exc).__name__}: {exc}")
+            future.release()
+            submit()
+            yield result
+    finally:
+        if pending:
+            client.cancel(list(pending))
