@@ -27,7 +27,7 @@ import attrs
 
 from tessera.errors import ConfigError
 
-__all__ = ["KINDS", "Setting", "SettingFamily", "Settings", "setting", "parse_int", "parse_size",
+__all__ = ["KINDS", "Setting", "SettingFamily", "Settings", "setting", "parse_int", "guess_value", "parse_size",
            "format_size"]
 
 #: The kinds of value a setting takes.
@@ -46,6 +46,21 @@ _LIST_AT_MOST = 24
 def parse_int(text: str) -> int:
     """An integer: decimal, ``0x``/``0o``/``0b``, ``_`` separators; :class:`ValueError` else."""
     return int(str(text).strip().replace("_", ""), 0)
+
+
+def guess_value(text: str) -> Any:
+    """A setting's text as ``--set`` reads it for a key no architecture declares: ``true``/
+    ``yes``/``on`` and ``false``/``no``/``off`` become booleans, an integer (any base) an
+    int, anything else stays text (a declared key's own declaration converts its text)."""
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    try:
+        return parse_int(text)
+    except ValueError:
+        return text
 
 
 def parse_size(text: str) -> int:

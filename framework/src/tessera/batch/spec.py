@@ -237,22 +237,13 @@ def _settings_values(raw: Mapping[str, Any], arch: Any) -> dict[str, Any]:
     """``set`` as ``tessera run --set`` reads it: a declared key gets the JSON value (its
     declaration converts it); an undeclared key's text that looks like an integer or a
     boolean becomes one, as on the command line."""
-    from tessera.settings import parse_int
+    from tessera.settings import guess_value
 
     declared = getattr(arch, "settings", None)
     out: dict[str, Any] = {}
     for key, value in raw.items():
         if isinstance(value, str) and not (declared is not None and declared.declares(key)):
-            low = value.lower()
-            if low in ("true", "yes", "on"):
-                value = True
-            elif low in ("false", "no", "off"):
-                value = False
-            else:
-                try:
-                    value = parse_int(value)
-                except ValueError:
-                    pass
+            value = guess_value(value)
         out[key] = value
     return out
 

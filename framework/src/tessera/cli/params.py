@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from tessera.settings import Settings, parse_int, parse_size
+from tessera.settings import Settings, guess_value, parse_int, parse_size
 
 __all__ = ["ADDRESS", "SECONDS", "SIZE", "Address", "Seconds", "Size", "parse_int", "parse_settings"]
 
@@ -80,18 +80,7 @@ def parse_settings(items: tuple[str, ...], declared: Settings | None = None) -> 
         if declared is not None and declared.declares(key):
             out[key] = raw
             continue
-        value: Any = raw
-        low = raw.lower()
-        if low in ("true", "yes", "on"):
-            value = True
-        elif low in ("false", "no", "off"):
-            value = False
-        else:
-            try:
-                value = parse_int(raw)
-            except ValueError:
-                pass
-        out[key] = value
+        out[key] = guess_value(raw)
     return out
 
 
