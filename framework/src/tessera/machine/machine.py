@@ -11,6 +11,8 @@ machine must satisfy) are :mod:`tessera.machine.snapshot`.
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -26,7 +28,7 @@ from tessera.isa.description import Architecture
 from tessera.machine import snapshot as snapshot_file
 from tessera.machine.clock import NominalTiming
 from tessera.machine.ext import MachineExtensions
-from tessera.machine.limits import check_run_limits
+from tessera.machine.limits import check_count, check_run_limits
 from tessera.machine.scheduler import INTERRUPT_DEFERRED, INTERRUPT_REQUESTED, RunLimits, RunResult, Scheduler
 from tessera.memory.regions import Region
 from tessera.memory.space import DEFAULT_MEMORY_CAP, AddressSpace, MemoryBudget
@@ -59,7 +61,7 @@ SNAPSHOT_FORMAT = snapshot_file.FORMAT
 #: resolved from it, decoders and decode caches, and the engine (a choice of the process).
 TRANSIENT = ("host", "_decoders", "_fillers", "_prepared", "_sync_listeners", "_trap_listeners",
              "_taken_listeners", "timing", "timing_plugin", "plugin_of_arch", "engine",
-             "scheduling_version", "run_ahead", "barrel_stats")
+             "scheduling_version", "run_ahead", "barrel_stats", "pauses", "_pause_order")
 
 # Re-exported: the command line and older code import them from here.
 __all__ = ["ENGINES", "ENGINE_ENV", "INTERRUPT_DEFERRED", "INTERRUPT_REQUESTED", "Machine", "RunResult",
@@ -136,6 +138,10 @@ class Machine:
         #: what barrel runs did: block calls run ahead, their instructions, agents undone
         self.barrel_stats = {"ahead_calls": 0, "ahead_instructions": 0, "ahead_undone": 0}
         self._prepared = False
+        #: the pauses of :meth:`pause_at`, a heap of ``(steps, order, callback, plugin)``;
+        #: plugins' closures, so never pickled: a tool arms them again on a restored machine
+        self.pauses: list[tuple[int, int, Callable[[Machine], None], str | None]] = []
+        self._pause_order = itertools.count()
         self._sync_listeners: list[HookCall] = []
         self._trap_listeners: list[HookCall] = []
         self._taken_listeners: list[HookCall] = []
@@ -359,6 +365,27 @@ class Machine:
         limits = RunLimits.starting(self, max_steps=max_steps, max_cycles=max_cycles, max_seconds=max_seconds)
         return self.scheduler.run(self, limits, stop_on_trap=stop_on_trap, progress=progress,
                                   raise_on_budget=raise_on_budget)
+
+    def pause_at(self, steps: int, callback: Callable[[Machine], None], *, plugin: str | None = None) -> None:
+        """Call ``callback(machine)`` once, between two steps, when ``total_steps`` reaches ``steps``.
+
+        A pause cuts a run the way a step budget would — exactly, on every engine — but
+        the run goes on after the callback, as one run (one ``tessera_run_finished``): a
+        tool does something at a precise point of a run it does not drive (a fault
+        injector at the N-th instruction) without a callback per instruction.  A pause
+        at or before the current count fires when the next run starts; one that a run
+        ending first (halted, a budget, a stop) does not reach stays armed for the next
+        run.  The callback may read and change any state, and arm further pauses (one
+        already due fires before the run goes on).  Arm pauses between runs or from a
+        pause callback: one armed from inside a slice (an instrument callback) takes
+        effect at the next pause or run.  Pauses are not machine state: snapshots do
+        not keep them.  A callback raising anything but a Tessera error is a
+        ``PluginError`` naming ``plugin``.
+        """
+        check_count("steps", steps)
+        if not callable(callback):
+            raise ConfigError(f"pause_at needs a callable, not {callback!r}")
+        heapq.heappush(self.pauses, (int(steps), next(self._pause_order), callback, plugin))
 
     def step(self, agent: str | None = None) -> RunResult:
         """Single-step: one step of ``agent`` (default: the scheduler's next agent)."""

@@ -19,6 +19,7 @@ run and some non-daemon agent waits, the run stops with
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,7 +29,7 @@ import attrs
 from tessera.control import RunInterrupted, StopRequest
 from tessera.engine.agent import HALTED, RUNNABLE, WAITING, Agent
 from tessera.engine.cpu import CpuAgent
-from tessera.errors import BudgetExceeded, Deadlock, TesseraError
+from tessera.errors import BudgetExceeded, Deadlock, PluginError, TesseraError
 from tessera.machine.barrel import eligible, run_barrel
 
 #: Set by the command line's SIGINT handler; the scheduler raises ``KeyboardInterrupt``
@@ -140,7 +141,10 @@ class Scheduler:
         for cpu in machine.cpus:  # a breakpoint does not stop an agent where it resumes from
             cpu.resume_pc = cpu.pc
         try:
-            result = self._loop(machine, limits, progress)
+            if getattr(machine, "pauses", None):  # Machine.pause_at: cut the run, call, go on
+                result = self._paused(machine, limits, progress)
+            else:
+                result = self._loop(machine, limits, progress)
         except StopRequest as stop:
             result = limits.result(machine, stop.reason, agent=self.current_name(machine), pc=stop.pc,
                                    detail=f"{stop.reason} at {stop.pc:#x}")
@@ -162,6 +166,22 @@ class Scheduler:
             raise BudgetExceeded(result.detail, result=result, agent=result.agent, pc=result.pc)
         return result
 
+    def _paused(self, machine: Any, limits: RunLimits, progress: Callable[[int], None] | None) -> RunResult:
+        """:meth:`_loop` cut at the machine's pauses (``Machine.pause_at``), each a step
+        budget of its own, with the pause's callback called where it ends."""
+        budget = limits.step_limit
+        try:
+            while True:
+                fire_pauses(machine)
+                cut = machine.pauses[0][0] - limits.start_steps if machine.pauses else -1
+                pausing = cut >= 0 and (budget < 0 or cut <= budget)
+                limits.step_limit = cut if pausing else budget
+                result = self._loop(machine, limits, progress)
+                if not (pausing and result.reason == "budget" and limits.start_steps + cut <= machine.total_steps):
+                    return result
+        finally:
+            limits.step_limit = budget
+
     def _loop(self, machine: Any, limits: RunLimits, progress: Callable[[int], None] | None) -> RunResult:
         """Slices, turn by turn, until :meth:`_ended` says how the run ends.
 
@@ -175,8 +195,8 @@ class Scheduler:
         step_limit = limits.step_limit
         quantum = machine.quantum
         solo = machine.arch.solo_quantum
-        steps = 0
-        next_report = PROGRESS_EVERY
+        steps = machine.total_steps - limits.start_steps  # 0, unless a pause cut the run before
+        next_report = steps + PROGRESS_EVERY
         barrel = eligible(machine, limits)
         version = -1  # the lists below are rebuilt only when an agent's status or daemon changed
         live: list[Agent] = []
@@ -290,5 +310,18 @@ class Scheduler:
                              detail="single step")
 
 
+def fire_pauses(machine: Any) -> None:
+    """Call the callbacks of the pauses the machine's step count has reached, in order."""
+    pauses = machine.pauses
+    while pauses and pauses[0][0] <= machine.total_steps:
+        _steps, _order, callback, plugin = heapq.heappop(pauses)
+        try:
+            callback(machine)
+        except (StopRequest, TesseraError):
+            raise
+        except Exception as exc:
+            raise PluginError(f"pause callback raised {type(exc).__name__}: {exc}", plugin=plugin) from exc
+
+
 __all__ = ["INTERRUPT_DEFERRED", "INTERRUPT_REQUESTED", "PROGRESS_EVERY", "RunLimits", "RunResult",
-           "Scheduler", "run_finished"]
+           "Scheduler", "fire_pauses", "run_finished"]
