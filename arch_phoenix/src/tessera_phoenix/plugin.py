@@ -26,6 +26,14 @@ def tessera_conformance_cases(arch):
 
 
 @tessera.hookimpl
+def tessera_fault_targets(machine):
+    """Vector registers lane by lane, for fault injection (tessera-faults)."""
+    from tessera_phoenix.fault_targets import fault_targets
+
+    return fault_targets(machine) if machine.arch.name == "phoenix" else None
+
+
+@tessera.hookimpl
 def tessera_bench_workloads():
     """``tessera bench``'s ``phoenix`` loop (imported only when the bench asks)."""
     from tessera_phoenix.bench import workloads

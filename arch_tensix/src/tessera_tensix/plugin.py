@@ -66,6 +66,14 @@ def tessera_run_finished(machine, result):
 
 
 @tessera.hookimpl
+def tessera_fault_targets(machine):
+    """LRegs per lane, Dest, SrcA and SrcB cells, for fault injection (tessera-faults)."""
+    from tessera_tensix.fault_targets import fault_targets
+
+    return fault_targets(machine)
+
+
+@tessera.hookimpl
 def tessera_conformance_cases(arch):
     """Direct-mode kernels with expected results, for the conformance suite (docs/conformance.md)."""
     from tessera_tensix.conformance import cases

@@ -12,8 +12,8 @@ a family nobody implements costs nothing at all.  ``docs/hooks.md`` has an examp
 for every hook.
 
 Families: **decode**, **execute**, **memory**, **sync**, **timing**; plus
-**discovery** (architectures, CLI commands, conformance cases, bench workloads) and **lifecycle**
-(machine ready, trap, run finished).
+**discovery** (architectures, CLI commands, conformance cases, bench workloads), **lifecycle**
+(machine ready, trap, run finished) and **tools** (the structures a fault injector may hit).
 
 The objects a hook receives are typed with the protocols of :mod:`tessera.protocols`
 (``MachineLike``, ``CpuLike``, ``InstructionLike``, ``ArchitectureLike``, ``HostLike``):
@@ -130,6 +130,30 @@ def tessera_bench_workloads(host: HostLike) -> list[type]:
     A raising hook or an item that is not a named ``Workload`` subclass marks the
     plugin failed; a name already offered (by the core or an earlier plugin) is
     dropped with a warning.
+    """
+
+
+# --------------------------------------------------------------------------- tools
+
+
+@hookspec
+def tessera_fault_targets(machine: MachineLike) -> list[dict[str, Any]] | None:
+    """Return the structures of ``machine`` a fault injector may hit, beyond its register files.
+
+    A fault injector (``tessera-faults``) finds the register files, RAM regions and
+    the instruction word at decode of any machine from its description; an
+    architecture adds what only it knows — vector registers lane by lane, accumulator
+    cells, CSRs, TLB entries — as dicts with ``name`` (``t0.v``, ``dest``), ``kind``
+    (``lanes``, ``array``, ``csr`` …), ``shape`` (entries per dimension, e.g.
+    ``(64, 16)``) or ``entries``, ``bits`` (of one entry), ``read(index) -> int`` and
+    ``write(index, value)`` on the flat entry index of *this* machine's live state,
+    and optionally ``agent`` (the agent it belongs to, ``None`` for the machine's),
+    ``doc``, ``names``/``aliases`` (entry names), ``exclude`` (entries that hold no
+    state) and ``values()`` (every entry at once).  It takes the machine rather than
+    the architecture because sizes are settings and ``read``/``write`` act on that
+    machine's objects.  Called when faults are armed and targets listed (``tessera
+    faults targets``), never per instruction; return ``None`` for machines of other
+    architectures.
     """
 
 
