@@ -125,3 +125,22 @@ def test_the_progress_bar_counts_outcomes():
 def test_the_default_output_is_beside_the_batch():
     assert default_output("dir/runs.jsonl") == "dir/runs.results.jsonl"
     assert default_output("sweep") == "sweep.results.jsonl"
+
+
+@pytest.mark.parametrize("address", ["x", "", "{}", "tcp://", "tcp://host", "tcp://127.0.0.1:99999", "tcp://é:1",
+                                     "http://127.0.0.1:8786"])
+def test_a_malformed_scheduler_address_is_a_usage_error_before_dask_sees_it(programs, tessera, address):
+    # Dask answers some of these with a ValueError of its own (once an internal error here)
+    # and in-process it could leave its event loop waiting: they never reach it
+    write_batch(programs / "runs.jsonl", batch_lines()[:1])
+    code, _, err = tessera("batch", "runs.jsonl", "--scheduler", address)
+    assert code == 2 and err.startswith("tessera: usage error: Invalid value for '--scheduler'"), err
+    assert len(err.splitlines()) == 1
+
+
+def test_well_formed_scheduler_addresses_pass_the_check():
+    from tessera.batch.backends import check_address
+
+    for address in ("tcp://127.0.0.1:8786", "tcp://head:8786", "tls://node-1.example.org:8786", "head:8786",
+                    "tcp://[::1]:8786"):
+        assert check_address(address) is None, address

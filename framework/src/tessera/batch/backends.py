@@ -22,6 +22,7 @@ fails — Dask gives up on one whose workers keep dying (``KilledWorker``) — i
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -149,12 +150,33 @@ def _distributed() -> Any:
     return distributed
 
 
+#: a scheduler address: ``[PROTOCOL://]HOST:PORT`` (a host name, an IPv4 address or a
+#: bracketed IPv6 one), with a protocol Dask's comms know
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
+                      r":(\d{1,5})")
+
+
+def check_address(address: str) -> str | None:
+    """Why ``address`` is not a scheduler address (None: it looks like one).  Checked before
+    Dask sees it: Dask answers some malformed addresses with exceptions of its own and may
+    keep its event loop threads waiting."""
+    match = _ADDRESS.fullmatch(address)
+    if match is None:
+        return f"{address!r} is not a scheduler address: write tcp://HOST:PORT"
+    if not 0 < int(match.group(1)) < 65536:
+        return f"{address!r}: port {int(match.group(1))} is not 1..65535"
+    return None
+
+
 def connect(address: str) -> Any:
     """A Dask client of the scheduler at ``address`` (``tcp://HOST:PORT``)."""
+    problem = check_address(address)
+    if problem is not None:
+        raise ConfigError(f"--scheduler {problem}")
     distributed = _distributed()
     try:
         return distributed.Client(address, timeout=10)
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError) as exc:
         raise ConfigError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
 
 

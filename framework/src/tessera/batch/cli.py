@@ -15,6 +15,16 @@ def default_output(runs: str) -> str:
     return f"{root}.results.jsonl"
 
 
+def _scheduler(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A malformed address is a usage error before anything connects."""
+    from tessera.batch.backends import check_address
+
+    problem = None if value is None else check_address(value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
+
+
 @click.command()
 @click.argument("runs", type=click.Path())  # a missing file is a load error (65), as for `run`
 @click.option("-o", "--output", default=None, metavar="FILE",
@@ -22,7 +32,7 @@ def default_output(runs: str) -> str:
                    "'-' = stdout, nothing resumed).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
               help="Local worker processes (default: the CPU count).")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", callback=_scheduler,
               help="Run on the Dask cluster of this scheduler instead (pip install 'tessera[dask]').")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, notes or summary line.")
 @click.pass_obj
