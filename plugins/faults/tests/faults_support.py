@@ -21,35 +21,16 @@ from tessera.isa import Encoder
 from tessera.isa.asm import assemble
 from tessera.machine import Machine
 from tessera.plugins import PluginHost
+from tessera_faults import conformance
 from tessera_riscv import RV32IM
 from tessera_toyarch import TOY
 
 BASE = 0x10000
 ENGINES = ("step", "fast")
 
-#: a0 = 5 + 5 through memory (a store to 0x100 and a load back), then exit(a0) = 10
-SUM = """
-    li   a0, 5
-    li   t1, 0x100
-    sw   a0, 0(t1)
-    lw   a1, 0(t1)
-    add  a0, a0, a1
-    li   a7, 93
-    ecall
-"""
-
-#: 1 + 2 + ... + 20 = 210 in a loop (a0 += t0; t0 -= 1), then exit(a0 & 0xff)
-LOOP = """
-    li   a0, 0
-    li   t0, 20
-loop:
-    add  a0, a0, t0
-    addi t0, t0, -1
-    bnez t0, loop
-    andi a0, a0, 0xff
-    li   a7, 93
-    ecall
-"""
+#: a0 = 5 + 5 through memory, exit(a0) = 10; and 1 + ... + 20 in a loop, exit(210): the
+#: programs of the plugin's own conformance cases
+SUM, LOOP = conformance.SUM, conformance.LOOP
 
 #: a longer loop (400 iterations): enough for the fast engine to run translated blocks
 LONG = """
