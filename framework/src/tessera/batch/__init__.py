@@ -8,18 +8,31 @@ writes one result line per run as it finishes.  ``tessera batch`` is the command
 over it.
 
 Modules: :mod:`~tessera.batch.spec` (a line checked), :mod:`~tessera.batch.execute`
-(one run in a worker), :mod:`~tessera.batch.backends` (local pool, Dask),
+(one run in a worker), :mod:`~tessera.batch.backends` (local pool, Dask; any task, for
+tools such as fault-injection campaigns: :func:`run_tasks`),
 :mod:`~tessera.batch.results` (the results file and resume),
 :mod:`~tessera.batch.runner` (the whole batch), :mod:`~tessera.batch.cli` (the command).
 """
 
 from __future__ import annotations
 
-from tessera.batch.execute import RESULT_KEYS, TIMING_KEYS, exit_status
+from tessera.batch.backends import check_address, connect
+from tessera.batch.execute import (
+    RESULT_KEYS,
+    TIMING_KEYS,
+    captured_output,
+    captured_text,
+    crashed_result,
+    error_line,
+    exit_status,
+    worker_host,
+)
 from tessera.batch.hostrecipe import HostRecipe
-from tessera.batch.results import read_results
-from tessera.batch.runner import BatchSummary, load_specs, run_batch
+from tessera.batch.progress import BatchProgress
+from tessera.batch.results import ResultsFile, read_results
+from tessera.batch.runner import BatchSummary, load_specs, run_batch, run_tasks
 from tessera.batch.spec import KEYS, Spec
 
-__all__ = ["KEYS", "RESULT_KEYS", "TIMING_KEYS", "BatchSummary", "HostRecipe", "Spec", "exit_status",
-           "load_specs", "read_results", "run_batch"]
+__all__ = ["KEYS", "RESULT_KEYS", "TIMING_KEYS", "BatchProgress", "BatchSummary", "HostRecipe", "ResultsFile",
+           "Spec", "captured_output", "check_address", "connect", "captured_text", "crashed_result", "error_line", "exit_status", "load_specs", "read_results", "run_batch",
+           "run_tasks", "worker_host"]

@@ -31,10 +31,33 @@ from collections.abc import Generator, Iterable
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from tessera.batch.execute import crashed_result, run_in_worker
+from tessera.batch.execute import crashed_result
 from tessera.errors import ConfigError
 
-__all__ = ["DASK_MISSING", "connect", "dask_results", "local_results"]
+__all__ = ["DASK_MISSING", "DEFAULT_TASK", "connect", "dask_results", "local_results", "task_function"]
+
+#: What a worker runs for each payload unless told otherwise: one ``tessera run`` spec.
+DEFAULT_TASK = "tessera.batch.execute:run_in_worker"
+
+
+def task_function(name: str) -> Any:
+    """The function ``module.path:attr`` names (a task: ``fn(payload, recipe[, shared])``)."""
+    import importlib
+
+    module, _, attr = name.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"task {name!r} cannot be imported: {exc}") from None
+    if not callable(fn):
+        raise ConfigError(f"task {name!r} is not a function")
+    return fn
+
+
+def call_task(fn: Any, payload: dict[str, Any], recipe: Any, shared: Any) -> dict[str, Any]:
+    """Run one payload: ``fn(payload, recipe)``, or with ``shared`` data when there is some."""
+    result: dict[str, Any] = fn(payload, recipe) if shared is None else fn(payload, recipe, shared)
+    return result
 
 #: The one line saying how to get Dask.
 DASK_MISSING = ("a Dask cluster needs the distributed package, which is not installed: "
@@ -47,7 +70,7 @@ DASK_MISSING = ("a Dask cluster needs the distributed package, which is not inst
 class _Worker:
     """One ``python -m tessera.batch.worker`` process and the two pipes to it."""
 
-    def __init__(self, recipe: Any) -> None:
+    def __init__(self, recipe: Any, task: str, shared: Any) -> None:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         try:
@@ -63,6 +86,7 @@ class _Worker:
         self.payload: dict[str, Any] | None = None
         self.outbox.send(list(sys.path))
         self.outbox.send(recipe)
+        self.outbox.send((task, shared))  # sent once per worker, not with every payload
 
     def give(self, payload: dict[str, Any]) -> None:
         self.payload = payload
@@ -101,15 +125,20 @@ class _Worker:
         self.inbox.close()
 
 
-def local_results(payloads: Iterable[dict[str, Any]], recipe: Any, workers: int) -> Generator[dict[str, Any], None, None]:
-    """Run ``payloads`` on ``workers`` local processes; results in the order they finish."""
+def local_results(payloads: Iterable[dict[str, Any]], recipe: Any, workers: int, *, task: str = DEFAULT_TASK,
+                  shared: Any = None) -> Generator[dict[str, Any], None, None]:
+    """Run ``payloads`` on ``workers`` local processes; results in the order they finish.
+
+    Each worker calls ``task`` (``module:function``) on every payload, with ``shared``
+    (data every payload needs, sent to each worker once) when it is not ``None``.
+    """
     todo = deque(payloads)
     pool: list[_Worker] = []
     busy: dict[Any, _Worker] = {}
     stopped_cleanly = False
     try:
         for _ in range(max(1, min(workers, len(todo)))):
-            pool.append(_Worker(recipe))
+            pool.append(_Worker(recipe, task, shared))
         for worker in pool:
             if todo:
                 worker.give(todo.popleft())
@@ -126,7 +155,7 @@ def local_results(payloads: Iterable[dict[str, Any]], recipe: Any, workers: int)
                                             status)
                     worker.stop(kill=True)
                     pool.remove(worker)
-                    worker = _Worker(recipe)
+                    worker = _Worker(recipe, task, shared)
                     pool.append(worker)
                 worker.payload = None
                 if todo:
@@ -180,9 +209,17 @@ def connect(address: str) -> Any:
         raise ConfigError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
 
 
-def dask_results(payloads: Iterable[dict[str, Any]], recipe: Any, client: Any) -> Generator[dict[str, Any], None, None]:
-    """Run ``payloads`` as tasks of ``client``'s cluster; results in the order they finish."""
+def dask_results(payloads: Iterable[dict[str, Any]], recipe: Any, client: Any, *, task: str = DEFAULT_TASK,
+                 shared: Any = None) -> Generator[dict[str, Any], None, None]:
+    """Run ``payloads`` as tasks of ``client``'s cluster; results in the order they finish.
+
+    ``shared`` is scattered to every worker once (``client.scatter(broadcast=True)``) and
+    each task gets it from there, so large data (a campaign's golden snapshots) is not
+    sent with every task.
+    """
     distributed = _distributed()
+    fn = task_function(task)
+    shared_data = client.scatter(shared, broadcast=True) if shared is not None else None
     todo = iter(payloads)
     threads = sum(client.nthreads().values()) or 1
     window = max(4, 2 * threads)
@@ -193,7 +230,7 @@ def dask_results(payloads: Iterable[dict[str, Any]], recipe: Any, client: Any) -
         payload = next(todo, None)
         if payload is None:
             return False
-        future = client.submit(run_in_worker, payload, recipe, pure=False)
+        future = client.submit(call_task, fn, payload, recipe, shared_data, pure=False)
         pending[future] = payload
         finished.add(future)
         return True

@@ -33,7 +33,8 @@ from tessera.errors import (
     TesseraError,
 )
 
-__all__ = ["RESULT_KEYS", "TIMING_KEYS", "crashed_result", "execute", "exit_status", "run_in_worker"]
+__all__ = ["RESULT_KEYS", "TIMING_KEYS", "captured_output", "captured_text", "crashed_result", "execute",
+           "exit_status", "error_line", "run_in_worker", "worker_host"]
 
 #: The keys of a result line, in the order they are written.
 RESULT_KEYS = ("id", "spec_hash", "outcome", "exit", "exit_code", "steps", "cycles", "agent", "pc",
@@ -64,7 +65,7 @@ def exit_status(result: Any = None, error: BaseException | None = None) -> int:
     return 0
 
 
-def _message(error: BaseException) -> str:
+def error_line(error: BaseException) -> str:
     """The one line ``tessera run`` prints for ``error`` (without its ``tessera: `` prefix)."""
     if isinstance(error, TesseraError):
         lines = str(error).splitlines()
@@ -86,15 +87,19 @@ def _outcome(result: Any, error: BaseException | None) -> str:
 
 
 @contextlib.contextmanager
-def _captured() -> Iterator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
-    """``sys.stdout`` and ``sys.stderr`` (text and ``.buffer``) into memory."""
+def captured_output() -> Iterator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
+    """``sys.stdout`` and ``sys.stderr`` (text and ``.buffer``) into memory, for one run.
+
+    Holds the process's one-run lock (:data:`_ONE_RUN`) while capturing: the streams
+    belong to the whole process, so two threads of a Dask worker take turns.
+    """
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace", write_through=True)
     err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace", write_through=True)
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with _ONE_RUN, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         yield out, err
 
 
-def _text(stream: io.TextIOWrapper) -> str:
+def captured_text(stream: io.TextIOWrapper) -> str:
     """What was written, as text; bytes that are not UTF-8 appear as ``\\xNN``."""
     stream.flush()
     data: bytes = stream.buffer.getvalue()  # type: ignore[attr-defined]
@@ -146,7 +151,7 @@ def execute(payload: dict[str, Any], host: Any) -> dict[str, Any]:
     state: dict[str, Any] = {}
     result: Any = None
     error: BaseException | None = None
-    with _ONE_RUN, _captured() as (out, err):
+    with captured_output() as (out, err):
         try:
             result = _run(payload, host, state)
         except BudgetExceeded as exc:
@@ -159,7 +164,7 @@ def execute(payload: dict[str, Any], host: Any) -> dict[str, Any]:
         if machine is not None and payload.get("snapshot_out"):
             failed = _save_snapshot(machine, payload["snapshot_out"])
             error = error or failed
-        stdout, stderr = _text(out), _text(err)
+        stdout, stderr = captured_text(out), captured_text(err)
     return _result(payload, machine, state.get("start"), result, error, stdout, stderr,
                    time.perf_counter() - t0)
 
@@ -189,7 +194,7 @@ def _result(payload: dict[str, Any], machine: Any, start: int | None, result: An
         "agent": agent,
         "pc": pc,
         "detail": result.detail if result is not None else "",
-        "error": _message(error) if error is not None else None,
+        "error": error_line(error) if error is not None else None,
         "stdout": stdout,
         "stderr": stderr,
         "seconds": round(seconds, 6),
@@ -203,16 +208,22 @@ def crashed_result(payload: dict[str, Any], message: str, exit: int = INTERNAL_E
             "error": message, "stdout": "", "stderr": "", "seconds": 0.0}
 
 
+def worker_host(recipe: Any) -> Any:
+    """The plugin host ``recipe`` builds, built once per process (tasks call this)."""
+    host = _HOSTS.get(recipe)
+    if host is None:
+        host = _HOSTS[recipe] = recipe.build()
+    return host
+
+
 def run_in_worker(payload: dict[str, Any], recipe: Any) -> dict[str, Any]:
     """:func:`execute` with the plugin host ``recipe`` builds, built once per process.
 
     What the local pool's workers and Dask tasks call: it must be importable by name
     (Dask sends it by reference) and take only plain data.
     """
-    host = _HOSTS.get(recipe)
-    if host is None:
-        try:
-            host = _HOSTS[recipe] = recipe.build()
-        except Exception as exc:  # noqa: BLE001 - reported as this spec's error, like any other failure
-            return crashed_result(payload, _message(exc), exit_status(error=exc))
+    try:
+        host = worker_host(recipe)
+    except Exception as exc:  # noqa: BLE001 - reported as this spec's error, like any other failure
+        return crashed_result(payload, error_line(exc), exit_status(error=exc))
     return execute(payload, host)

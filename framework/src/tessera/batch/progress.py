@@ -18,8 +18,9 @@ class BatchProgress:
     line above the bar (or on stderr when there is no bar)."""
 
     def __init__(self, total: int, *, enabled: bool | None = None, skipped: int = 0,
-                 quiet: bool = False) -> None:
+                 quiet: bool = False, label: str = "batch") -> None:
         self.total = total
+        self.label = label
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.quiet = quiet
         self.skipped = skipped
@@ -40,11 +41,11 @@ class BatchProgress:
             )
 
             self._progress = Progress(
-                TextColumn("[bold]batch"), BarColumn(), MofNCompleteColumn(),
+                TextColumn(f"[bold]{self.label}"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TextColumn("ETA"),
                 TimeRemainingColumn(), console=Console(stderr=True), transient=True)
             self._progress.start()
-            self._task = self._progress.add_task("batch", total=self.total, counts=self._counts())
+            self._task = self._progress.add_task(self.label, total=self.total, counts=self._counts())
         return self
 
     def _counts(self) -> str:

@@ -14,7 +14,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -25,7 +25,7 @@ from tessera.batch.results import ResultsFile
 from tessera.batch.spec import Spec, check_specs, parse_line, read_lines
 from tessera.errors import ConfigError
 
-__all__ = ["BatchSummary", "load_specs", "run_batch"]
+__all__ = ["BatchSummary", "load_specs", "run_batch", "run_tasks"]
 
 
 @attrs.frozen
@@ -133,13 +133,37 @@ def run_batch(specs: str | os.PathLike[str] | Iterable[Mapping[str, Any]], outpu
 
 def _results(payloads: list[dict[str, Any]], recipe: HostRecipe, workers: int | None,
              client: Any) -> Iterable[dict[str, Any]]:
-    from tessera.batch.backends import dask_results, local_results
+    yield from run_tasks(payloads, recipe, workers=workers, client=client)
 
-    if not payloads:
+
+def run_tasks(payloads: Iterable[dict[str, Any]], recipe: HostRecipe, *, task: str | None = None,
+              shared: Any = None, workers: int | None = None, client: Any = None) -> Iterator[dict[str, Any]]:
+    """Run ``task`` on every payload, on local worker processes or a Dask cluster; yields the
+    results in the order they finish.
+
+    The engine under :func:`run_batch`, public for tools that run many independent jobs of
+    their own (a fault-injection campaign): ``task`` is ``"module.path:function"``, called in
+    a worker as ``function(payload, recipe)`` — or ``function(payload, recipe, shared)`` when
+    ``shared`` is given: data every payload needs, sent to each worker once (pickled to local
+    workers, scattered to Dask workers) — and must return a dict, never raise, and be
+    importable in the workers.  A payload is plain data with at least ``id`` and
+    ``spec_hash``; a payload whose worker dies gets an ``error`` result naming how
+    (:func:`tessera.batch.execute.crashed_result`).  Defaults: one ``tessera run`` spec per
+    payload (``run_batch``'s task), ``workers`` the CPU count.
+    """
+    from tessera.batch.backends import DEFAULT_TASK, dask_results, local_results, task_function
+
+    name = task or DEFAULT_TASK
+    task_function(name)  # a task that cannot be imported here is refused before any worker starts
+    if client is None and workers is not None and workers < 1:
+        raise ConfigError(f"workers must be at least 1, not {workers}")
+    todo = list(payloads)
+    if not todo:
         return
     if client is not None:
-        stream = dask_results(payloads, recipe, client)
+        stream = dask_results(todo, recipe, client, task=name, shared=shared)
     else:
-        stream = local_results(payloads, recipe, workers if workers is not None else (os.cpu_count() or 1))
+        count = workers if workers is not None else (os.cpu_count() or 1)
+        stream = local_results(todo, recipe, count, task=name, shared=shared)
     with contextlib.closing(stream):  # stops the workers however the loop ends
         yield from stream

@@ -5,9 +5,9 @@ script calling :func:`tessera.batch.run_batch` needs no ``if __name__ == "__main
 guard, unlike ``multiprocessing``'s ``spawn``), in a session of its own (so Ctrl-C at
 the terminal reaches only the batch, which then stops it).  It talks to the batch
 through two pipes with :class:`multiprocessing.connection.Connection`: it receives the
-batch's ``sys.path``, then the :class:`~tessera.batch.hostrecipe.HostRecipe`, then one
-payload at a time, answering each with its result; ``None`` or the batch going away
-ends it.
+batch's ``sys.path``, then the :class:`~tessera.batch.hostrecipe.HostRecipe`, then the
+task (``module:function``) with the data shared by every payload, then one payload at a
+time, answering each with its result; ``None`` or the batch going away ends it.
 """
 
 from __future__ import annotations
@@ -22,14 +22,16 @@ def serve(inbox: Connection, outbox: Connection) -> None:
     try:
         path = inbox.recv()
         sys.path[:] = [p for p in path if p not in sys.path] + sys.path  # the batch's modules too
-        from tessera.batch.execute import run_in_worker
+        from tessera.batch.backends import call_task, task_function
 
         recipe = inbox.recv()
+        task, shared = inbox.recv()
+        fn = task_function(task)
         while True:
             payload = inbox.recv()
             if payload is None:
                 return
-            outbox.send(run_in_worker(payload, recipe))
+            outbox.send(call_task(fn, payload, recipe, shared))
     except (EOFError, BrokenPipeError):  # the batch is gone: nothing left to do
         return
 

@@ -299,6 +299,16 @@ def _looks_like_format_1(rest: bytes) -> str | None:
     return None
 
 
+#: the "distributions" of plugins that have none: a module named to the host, and an object
+#: registered in-process.  A batch worker rebuilds an in-process plugin by its module (see
+#: tessera.batch.hostrecipe), so a snapshot made by one is read by the other.
+_NO_DISTRIBUTION = frozenset({"(module)", "(registered)"})
+
+
+def _same_distribution(made_by: str, here: str) -> bool:
+    return made_by == here or {made_by, here} <= _NO_DISTRIBUTION
+
+
 def _check_plugins(header: dict[str, Any], registry: Registry) -> set[str]:
     """Refuse a snapshot whose plugins are not usable here; the packages it may use."""
     if not compatible(header["tessera"], __version__):
@@ -320,7 +330,7 @@ def _check_plugins(header: dict[str, Any], registry: Registry) -> set[str]:
         if record.status != "active":
             raise SnapshotError(f"snapshot needs plugin {name} ({made_by}), which is "
                                 f"{record.status}: {record.reason}")
-        if record.distribution != dist or not compatible(version, record.version):
+        if not _same_distribution(dist, record.distribution) or not compatible(version, record.version):
             raise SnapshotError(f"snapshot needs plugin {name} ({made_by}), but {record.distribution} "
                                 f"{record.version} is installed (another release series)")
         if record.module:
@@ -350,7 +360,7 @@ def _check_library(entry: Any, registry: Registry) -> str:
     if record.status in ("failed", "refused"):
         raise SnapshotError(f"snapshot uses package {package} of plugin {name} ({made_by}), which "
                             f"is {record.status}: {record.reason}")
-    if record.distribution != dist or not compatible(version, record.version):
+    if not _same_distribution(dist, record.distribution) or not compatible(version, record.version):
         raise SnapshotError(f"snapshot uses package {package} of plugin {name} ({made_by}), but "
                             f"{record.distribution} {record.version} is installed (another release series)")
     if not record.module or _top(record.module) != package:
