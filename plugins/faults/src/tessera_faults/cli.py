@@ -75,7 +75,14 @@ def write_records(machine: Any) -> None:
 
 @click.group("faults")
 def faults() -> None:
-    """Fault injection: an architecture's targets and instruction classes (``run --fault SPEC`` injects one)."""
+    """Fault injection: targets, instruction classes, campaigns and their reports (docs/faults.md)."""
+
+
+def _add_campaign_commands() -> None:
+    from tessera_faults.campaign.cli import plan, run
+
+    faults.add_command(run)
+    faults.add_command(plan)
 
 
 @faults.command("targets")
@@ -130,3 +137,6 @@ def classes(obj: Any, arch_name: str, as_json: bool) -> int:
         table.add_row(name, ", ".join(kinds), str(n))
     Console(width=max(100, Console().width)).print(table)
     return 0
+
+
+_add_campaign_commands()

@@ -103,6 +103,8 @@ def run_finished(machine: Any, result: Any) -> None:
     if result.reason != "halted":
         return
     for injector in INJECTORS.get(machine, ()):
+        if not isinstance(injector, Injector):
+            continue  # a campaign's class counter shares the registry
         rec = injector.record(machine)
         if rec["status"] in ("armed", "pending"):
             rec["status"] = "not reached"

@@ -1,0 +1,151 @@
+"""One injection, in a worker: restore, fast-forward, inject, run on, classify.
+
+:func:`inject_one` is the task the campaign hands :func:`tessera.batch.run_tasks`: it
+runs in a local worker process or on a Dask worker, takes only plain data — the fault's
+payload, the plugin host recipe, and the campaign's *shared* data (the golden run's
+checkpoints as snapshot bytes in the safe snapshot format, its outputs, the budget),
+sent to each worker once — and never raises: whatever happens is a result line.
+
+The run: restore the nearest checkpoint at or before the trigger, arm the fault (a
+counted trigger is a pause: the run stays on the fast engine up to it), run with the
+hang budget (the golden run's steps × ``budget_factor`` + ``budget_slack``, counted from
+the start of the program), and at every later checkpoint compare the registers with
+the golden run's there (``diverged_at``: the first that differs).  Then
+:func:`classify`:
+
+==================  ======================================================================
+``crash``           the run ended with an error: an unhandled trap, a memory fault, a rule
+                    of the architecture broken (any Tessera error but the two below)
+``hang``            the budget ran out
+``deadlock``        every agent waits and none can go on
+``not-injected``    the trigger never fired (the fault changed nothing)
+``detected``        the exit status is one of ``[outputs] detected`` (and not the golden's)
+``sdc``             an output differs (silent data corruption): ``differs`` names which
+``latent``          the outputs are right, but the final architectural state differs
+``masked``          nothing differs
+``error``           the tool failed (not the program): the result's ``error`` says how
+==================  ======================================================================
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tessera.batch import captured_output, captured_text, error_line, exit_status, worker_host
+from tessera.errors import BudgetExceeded, Deadlock, TesseraError
+from tessera_faults.campaign.config import OutputSpec
+from tessera_faults.campaign.observe import outputs, register_digest, state_digest
+
+__all__ = ["FAILURES", "OUTCOMES", "classify", "inject_one"]
+
+#: every outcome, in the order reports list them
+OUTCOMES = ("masked", "latent", "sdc", "detected", "crash", "hang", "deadlock", "not-injected", "error")
+#: the outcomes that count as a failure of the program (what a vulnerability factor counts)
+FAILURES = ("sdc", "detected", "crash", "hang", "deadlock")
+#: fault records' statuses after which the fault has done its work
+_APPLIED = ("injected", "stuck")
+
+
+def _base(payload: dict[str, Any]) -> dict[str, Any]:
+    return {"id": payload["id"], "spec_hash": payload["spec_hash"], "fault": payload["fault"],
+            "population": payload["population"], "model": payload["model"], "class": payload.get("class"),
+            "structure": None, "entry": None, "bits": None, "old": None, "new": None, "step": payload.get("step"),
+            "outcome": "error", "exit": None, "error": None, "steps": None, "cycles": None, "differs": [],
+            "diverged_at": None, "from_step": None, "seconds": 0.0}
+
+
+def classify(error: BaseException | None, record: dict[str, Any], differs: list[str], exit: int | None,
+             golden_exit: int, detected: tuple[int, ...], latent: bool) -> str:
+    """The outcome of a finished injection run (the table of the module doc)."""
+    if isinstance(error, BudgetExceeded):
+        return "hang"
+    if isinstance(error, Deadlock):
+        return "deadlock"
+    if isinstance(error, TesseraError):
+        return "crash"
+    if error is not None:
+        return "error"
+    if record.get("status") not in _APPLIED:
+        return "not-injected"
+    if exit is not None and exit != golden_exit and exit in detected:
+        return "detected"
+    if differs:
+        return "sdc"
+    return "latent" if latent else "masked"
+
+
+def inject_one(payload: dict[str, Any], recipe: Any, shared: dict[str, Any]) -> dict[str, Any]:
+    """Inject ``payload``'s fault into the campaign's program (see the module doc); never raises."""
+    t0 = time.perf_counter()
+    out = _base(payload)
+    try:
+        _inject(payload, recipe, shared, out)
+    except Exception as exc:  # noqa: BLE001 - the tool failed on this fault: an error result, the campaign goes on
+        out.update(outcome="error", error=error_line(exc))
+    out["seconds"] = round(time.perf_counter() - t0, 6)
+    return out
+
+
+def _inject(payload: dict[str, Any], recipe: Any, shared: dict[str, Any], out: dict[str, Any]) -> None:
+    from tessera.machine import Machine
+    from tessera_faults.injector import inject
+
+    host = worker_host(recipe)
+    checkpoints = shared["checkpoints"]
+    steps = [c[0] for c in checkpoints]
+    step = payload.get("step")
+    at = 0 if step is None else max(0, bisect.bisect_right(steps, step) - 1)
+    while not checkpoints[at][1]:  # only the snapshots kept (checkpoint 0 always is)
+        at -= 1
+    start, snapshot, stdout_before, _ = checkpoints[at]
+    machine = Machine.restore(snapshot, host=host)
+    machine.set_engine(shared["engine"])
+    out["from_step"] = start
+    golden = shared["golden"]
+    spec = OutputSpec(**shared["outputs"])
+    with captured_output() as (stream, _err):
+        record = inject(machine, payload["fault"])
+        diverged: list[int] = []
+
+        def comparer(digest: str) -> Callable[[Any], None]:
+            def compare(m: Any) -> None:
+                if not diverged and record.get("status") in _APPLIED and register_digest(m) != digest:
+                    diverged.append(m.total_steps)
+
+            return compare
+
+        for cp_step, _snap, _text, digest in checkpoints:
+            if cp_step > start and (step is None or cp_step > step):
+                machine.pause_at(cp_step, comparer(digest), plugin="faults")
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = machine.run(max_steps=max(1, shared["budget"] - machine.total_steps))
+        except BudgetExceeded as exc:
+            result, error = exc.result, exc
+        except TesseraError as exc:
+            error = exc
+        stdout = stdout_before + captured_text(stream)
+    status = exit_status(result, error)
+    out.update(steps=machine.total_steps, cycles=machine.clock, exit=status,
+               error=error_line(error) if error is not None else None,
+               diverged_at=diverged[0] if diverged else None)
+    for key, field in (("structure", "name"), ("entry", "target"), ("bits", "bits"), ("old", "old"),
+                       ("new", "new")):
+        out[key] = record.get(field)
+    if out["structure"] is None and record.get("status") in _APPLIED and str(record.get("target", "")).endswith(".insn"):
+        out["structure"] = record["target"]
+    if record.get("step") is not None:
+        out["step"] = record["step"]
+    differs: list[str] = []
+    latent = False
+    if error is None and record.get("status") in _APPLIED:
+        found = outputs(machine, spec, stdout, status)
+        differs = [name for name, value in golden["outputs"].items() if found.get(name) != value]
+        latent = not differs and state_digest(machine) != golden["state"]
+    out["differs"] = differs
+    out["outcome"] = classify(error, record, differs, status if error is None else None, golden["exit"],
+                              spec.detected, latent)
