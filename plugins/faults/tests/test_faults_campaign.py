@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from faults_support import host
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tessera.errors import ConfigError, LoadError
 from tessera_faults.campaign import Campaign, leveugle_sample_size, prepare, run_campaign
@@ -165,6 +167,18 @@ def test_the_same_campaign_gives_the_same_results_on_one_and_two_workers(tmp_pat
     assert len({r["outcome"] for r in one.values()}) >= 3  # a sample that tells outcomes apart
 
 
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 15), snapshots=st.integers(0, 40))
+def test_any_campaign_gives_the_same_results_on_one_and_two_workers(tmp_path_factory, seed, count, snapshots):
+    where = tmp_path_factory.mktemp("campaign")
+    c = campaign(where, targets=["hart0.x", "mem.ram[data:+64]"], models=["flip", "random"], sampling="random",
+                 count=count, seed=seed, run={"snapshots": snapshots})
+    run_campaign(c, where / "one.jsonl", workers=1, host=host(), progress=False)
+    run_campaign(c, where / "two.jsonl", workers=2, host=host(), progress=False)
+    one = results(where / "one.jsonl")
+    assert len(one) == 4 * count and one == results(where / "two.jsonl")
+
+
 def test_fast_forward_from_snapshots_equals_injecting_from_the_start(tmp_path):
     faults = {"targets": ["hart0.x", "mem.ram[data:+64]"], "sampling": "random", "count": 25}
     run_campaign(campaign(tmp_path, **faults, run={"snapshots": 8}), tmp_path / "ff.jsonl", workers=2,
@@ -196,7 +210,11 @@ def test_a_partial_campaign_resumes_to_the_uninterrupted_results(tmp_path):
 
 
 def test_a_campaign_killed_with_sigkill_resumes_to_the_same_results(tmp_path):
-    """``tessera faults run`` in its own process, killed once some results are written."""
+    """``tessera faults run`` in its own process, killed at a random point once it has begun
+    writing results (the point is in the failure message)."""
+    import random
+
+    kill_after = random.randint(1, 900)
     toml = tmp_path / "c.toml"
     write_program(tmp_path)
     toml.write_text('seed = 5\n[program]\nprogram = "checksum.s"\narch = "rv32im"\nset = { ram = "1M" }\n'
@@ -208,19 +226,19 @@ def test_a_campaign_killed_with_sigkill_resumes_to_the_same_results(tmp_path):
     deadline = time.monotonic() + 60
     out = tmp_path / "k.jsonl"
     while time.monotonic() < deadline and proc.poll() is None:
-        if out.exists() and out.read_text().count("\n") >= 100:
+        if out.exists() and out.read_text().count("\n") >= kill_after:
             break
         time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     written = out.read_text().count("\n")
-    assert 0 < written < 1200, "the kill came too late to interrupt the campaign"
+    assert 0 < written < 1200, f"the kill after {kill_after} results came too late to interrupt the campaign"
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     whole = subprocess.run([*cmd[:5], str(toml), "-o", str(tmp_path / "w.jsonl"), "--workers", "1", "-q"],
                            env=env, capture_output=True, text=True, timeout=120)
     assert whole.returncode == 0, whole.stderr
-    assert results(out) == results(tmp_path / "w.jsonl")
+    assert results(out) == results(tmp_path / "w.jsonl"), f"killed after {written} results"
     assert len(results(out)) == 1200
 
 
@@ -279,3 +297,22 @@ def test_a_missing_program_is_a_load_error(tmp_path):
     data = {"program": {"program": "absent.elf", "arch": "rv32im"}, "faults": {"targets": ["hart0.x"]}}
     with pytest.raises(LoadError, match="absent.elf does not exist"):
         prepare(Campaign.from_dict(data, base_dir=str(tmp_path), source="c.toml"), host=host())
+
+
+def test_a_tensix_kernel_campaign_tells_deadlock_and_golden_check_failures(tmp_path):
+    """tt-llk's datacopy kernel on the Wormhole tile board (prebuilt): a flipped TRISC0 register
+    leaves the unpacker waiting for a bank the matrix unit keeps (deadlock), and a Dest cell
+    flipped after the copy reaches the packer fails the kernel's own golden check (sdc)."""
+    from importlib.resources import files
+
+    kernel = files("tessera_tensix") / "tile" / "prebuilt" / "wormhole_b0" / "run.toml"
+    deadlock = "target=trisc0.x[31],bit=5,at=step:12241"
+    check = "target=dest[40,14],bit=4,at=step:20871"
+    data = {"program": {"program": str(kernel)}, "outputs": {"memory": ["0x21800:+0x800"]},
+            "faults": {"faults": [deadlock, check]}, "run": {"snapshots": 4}}
+    out = tmp_path / "k.jsonl"
+    run_campaign(Campaign.from_dict(data, source="k.toml"), out, workers=2, host=host(), progress=False)
+    got = results(out)
+    assert got[deadlock]["outcome"] == "deadlock" and "every agent is waiting" in got[deadlock]["error"]
+    assert got[check]["outcome"] == "sdc" and "check" in got[check]["differs"]
+    assert "memory:0x21800:+0x800" in got[check]["differs"]

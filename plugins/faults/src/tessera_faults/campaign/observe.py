@@ -110,8 +110,8 @@ def outputs(machine: Any, spec: OutputSpec, stdout: str, exit_status: int,
 def _memory_digest(machine: Any, target: Target, h: Any) -> None:
     """Feed ``h`` the non-zero 64 KiB chunks of a RAM target (with their offsets): a mostly
     empty 256 MiB RAM costs one vectorised scan of its storage, not a hash of every byte."""
-    parts = target.name.split(".")
-    space = machine.spaces.get(parts[1] if len(parts) > 2 else "main", machine.space)
+    parts = target.name.split(".")  # mem.REGION, or mem.SPACE.REGION (a space name may hold dots)
+    space = machine.spaces[".".join(parts[1:-1])] if len(parts) > 2 else machine.space
     base, size = target.base or 0, target.entries
     region = space.region_at(base)
     storage = getattr(region, "data", None)

@@ -20,7 +20,9 @@ the golden run's there (``diverged_at``: the first that differs).  Then
 ``deadlock``        every agent waits and none can go on
 ``not-injected``    the trigger never fired (the fault changed nothing)
 ``detected``        the exit status is one of ``[outputs] detected`` (and not the golden's)
-``sdc``             an output differs (silent data corruption): ``differs`` names which
+``sdc``             an output differs (silent data corruption): ``differs`` names which —
+                    ``check`` when the program's own golden check failed at its end (a
+                    Tensix kernel manifest's; :class:`~tessera.errors.CheckFailed`)
 ``latent``          the outputs are right, but the final architectural state differs
 ``masked``          nothing differs
 ``error``           the tool failed (not the program): the result's ``error`` says how
@@ -35,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tessera.batch import captured_output, captured_text, error_line, exit_status, worker_host
-from tessera.errors import BudgetExceeded, Deadlock, TesseraError
+from tessera.errors import BudgetExceeded, CheckFailed, Deadlock, TesseraError
 from tessera_faults.campaign.config import OutputSpec
 from tessera_faults.campaign.observe import outputs, register_digest, state_digest
 
@@ -64,6 +66,8 @@ def classify(error: BaseException | None, record: dict[str, Any], differs: list[
         return "hang"
     if isinstance(error, Deadlock):
         return "deadlock"
+    if isinstance(error, CheckFailed):
+        return "sdc"  # the program ran to its end; its golden check found the output wrong
     if isinstance(error, TesseraError):
         return "crash"
     if error is not None:
@@ -142,9 +146,12 @@ def _inject(payload: dict[str, Any], recipe: Any, shared: dict[str, Any], out: d
         out["step"] = record["step"]
     differs: list[str] = []
     latent = False
-    if error is None and record.get("status") in _APPLIED:
+    finished = error is None or isinstance(error, CheckFailed)
+    if finished and record.get("status") in _APPLIED:
         found = outputs(machine, spec, stdout, status)
         differs = [name for name, value in golden["outputs"].items() if found.get(name) != value]
+        if error is not None:
+            differs.append("check")
         latent = not differs and state_digest(machine) != golden["state"]
     out["differs"] = differs
     out["outcome"] = classify(error, record, differs, status if error is None else None, golden["exit"],
