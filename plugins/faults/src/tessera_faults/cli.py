@@ -80,9 +80,11 @@ def faults() -> None:
 
 def _add_campaign_commands() -> None:
     from tessera_faults.campaign.cli import plan, run
+    from tessera_faults.report.cli import report
 
     faults.add_command(run)
     faults.add_command(plan)
+    faults.add_command(report)
 
 
 @faults.command("targets")
