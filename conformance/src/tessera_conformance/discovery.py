@@ -64,6 +64,8 @@ CHECKS = {
     # tool plugins (hooks that take part in runs)
     "transparency": "enabling the plugin leaves every reference program's architectural result unchanged",
     "tool-determinism": "a plugin declaring modifies_state changes results reproducibly, without crashing",
+    "tool-effect": "a case marked 'changes' ends differently with its tool options than without them, "
+                   "one marked 'transparent' identically, on the step and the fast engine",
 }
 
 DECLARATION_KEYS = frozenset({"xfail", "modifies_state"})

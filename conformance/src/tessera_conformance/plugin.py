@@ -4,7 +4,7 @@ Run the suite with ``pytest --pyargs tessera_conformance`` (or ``tessera conform
 The checks live in the ``check_*.py`` modules of this package; they are collected
 whatever the project's ``python_files`` setting says.  Every check is a test function
 taking one *target* argument (``plugin_target``, ``arch_target``, ``row_target``,
-``example_target``, ``case_target``, ``program_target`` or ``tool_target``);
+``example_target``, ``case_target``, ``program_target``, ``tool_target`` or ``effect_target``);
 :func:`pytest_generate_tests` parametrises it over what discovery found, with ids
 ``plugin:arch:item`` and a strict ``xfail`` mark wherever the plugin declared an
 expected failure.  Nothing happens in a pytest run that collects none of these
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 PACKAGE_DIR = Path(__file__).resolve().parent
 SUITE_KEY = pytest.StashKey["Suite"]()
 ARGNAMES = ("plugin_target", "arch_target", "row_target", "example_target", "case_target",
-            "program_target", "tool_target")
+            "program_target", "tool_target", "effect_target")
 
 DEFAULTS = {"budget": 10_000, "examples": 20, "programs": 40}
 DEEP = {"budget": 1_000_000, "examples": 200, "programs": 2_000}
@@ -167,6 +167,11 @@ def _cases(suite: Suite, check: str) -> list[Target]:
     return out
 
 
+def _effects(suite: Suite, check: str) -> list[Target]:
+    """The cases marked ``changes`` or ``transparent``, checked for their supplier as ``cases`` are."""
+    return [t for t in _cases(suite, check) if t.payload.problem is None and t.payload.effect is not None]
+
+
 def _programs(suite: Suite, check: str) -> list[Target]:
     return [Target(check, s, a, p.name, p) for s, a in suite.arch_subjects()
             for p in suite.runnable_programs(a)]
@@ -191,7 +196,7 @@ def _tools(suite: Suite, check: str) -> list[Target]:
 
 GENERATORS = {"plugin_target": _plugins, "arch_target": _archs, "row_target": _rows,
               "example_target": _examples, "case_target": _cases, "program_target": _programs,
-              "tool_target": _tools}
+              "tool_target": _tools, "effect_target": _effects}
 
 
 def _marks(target: Target) -> list[Any]:

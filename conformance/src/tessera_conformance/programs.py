@@ -30,7 +30,11 @@ from tessera.machine import Machine, RunResult
 DEFAULT_MAX_STEPS = 1_000_000
 #: Keys of a case dict.
 CASE_KEYS = frozenset({"name", "description", "source", "program", "words", "load", "entry", "config",
-                       "max_steps", "expect", "stdout", "check", "xfail", "tool_options"})
+                       "max_steps", "expect", "stdout", "check", "xfail", "tool_options", "changes",
+                       "transparent"})
+#: Keys of a case that ask the suite to compare its runs with and without its ``tool_options``
+#: (the ``tool-effect`` check): the options must change how the run ends, or change nothing.
+EFFECT_KEYS = ("changes", "transparent")
 #: Keys of ``expect``; any other key is taken as an agent name holding register values
 #: (``{"core0": {"r": {4: 7}}}``, the short form ``docs/hooks.md`` shows).
 EXPECT_KEYS = frozenset({"reason", "exit_code", "registers", "pc", "memory", "error"})
@@ -61,6 +65,9 @@ class Program:
     #: the case's ``tool_options`` as given, and as the suite resolved them (parameter name -> value)
     tool_options: dict[str, Any] = attrs.field(factory=dict)
     run_options: dict[str, Any] = attrs.field(factory=dict)
+    #: ``"changes"`` or ``"transparent"`` (the case key given as true), else ``None``: what its
+    #: ``tool_options`` must do to the run compared with the same run without them
+    effect: str | None = None
 
     @property
     def expected_reason(self) -> str:
@@ -159,10 +166,26 @@ def _fill_run(prog: Program, raw: Mapping[str, Any]) -> None:
         raise ValueError("'tool_options' must map option names (as `tessera run` takes them, e.g. "
                          "'--fi-at' or 'fi_at') to values")
     prog.tool_options = dict(options)
+    _fill_effect(prog, raw)
     if raw.get("max_steps") is not None:
         prog.max_steps = _int(raw["max_steps"], "'max_steps'")
         if prog.max_steps <= 0:
             raise ValueError("'max_steps' must be positive")
+
+
+def _fill_effect(prog: Program, raw: Mapping[str, Any]) -> None:
+    """``changes`` / ``transparent``: at most one, a bool, and only with ``tool_options`` to compare."""
+    for key in EFFECT_KEYS:
+        if raw.get(key) is not None and not isinstance(raw[key], bool):
+            raise ValueError(f"'{key}' must be true or false, not {raw[key]!r}")
+    given = [key for key in EFFECT_KEYS if raw.get(key)]
+    if len(given) > 1:
+        raise ValueError("a case is either 'changes' (its tool options must change the run) or "
+                         "'transparent' (they must change nothing), not both")
+    if given and not prog.tool_options:
+        raise ValueError(f"'{given[0]}' compares the case's runs with and without its 'tool_options'; "
+                         "the case gives none")
+    prog.effect = given[0] if given else None
 
 
 def _fill_expectations(prog: Program, raw: Mapping[str, Any]) -> None:

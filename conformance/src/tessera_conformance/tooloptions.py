@@ -178,6 +178,12 @@ class ToolOptions:
                 raise OptionError(f"tool option {key!r}: {exc.format_message()}") from None
         return out
 
+    def defaults(self, names: Iterable[str] | None = None) -> dict[str, Any]:
+        """The options' defaults (what ``tessera run`` passes for an option not given), of
+        ``names`` (parameter names) or of every option."""
+        every = self._parse([]) if self.options else {}
+        return every if names is None else {name: every.get(name) for name in names}
+
     def values_for(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What ``tessera_run_configure`` receives: the session's values, then ``overrides``."""
         return {**self.values, **(overrides or {})}
