@@ -110,6 +110,15 @@ class TensixCore:
                 found.append(ob)
         return tuple(found)
 
+    def state_bytes(self) -> bytes:
+        """The register arrays' contents, for ``Machine.state_hash`` (``state()`` summarises
+        them): Dest with its row validity, SrcA and SrcB, the vector unit's LRegs and lane
+        flags — so the conformance suite's engine, snapshot and determinism comparisons
+        see a wrong cell, not only a wrong L1 byte."""
+        parts = (self.dest.bits, self.dest.row_valid, self.srca.rows, self.srcb.rows, self.sfpu.lreg,
+                 self.sfpu.lane_flags)
+        return b"".join(part.tobytes() for part in parts)
+
     def state(self) -> dict[str, Any]:
         return {"sfpu": self.sfpu.state(), "dest": self.dest.state(), "config": self.cfg.state(),
                 "srca": self.srca.state(), "srcb": self.srcb.state(),

@@ -422,7 +422,9 @@ class Machine:
         }
 
     def state_hash(self) -> str:
-        """SHA-256 over registers, PCs, memory contents, sync objects and scheduler position."""
+        """SHA-256 over registers, PCs, memory contents, sync objects and scheduler position,
+        and the bulk state of extensions that offer ``state_bytes()`` (an accelerator's
+        register arrays, which ``state()`` only summarises)."""
         h = hashlib.sha256()
         st = self.state()
         st["scheduler"] = [self.scheduler.turn, self.scheduler.left]
@@ -433,6 +435,11 @@ class Machine:
                 if data is not None:
                     h.update(f"{name}:{region.name}".encode())
                     h.update(data)
+        for name in sorted(self.ext):
+            state_bytes = getattr(self.ext[name], "state_bytes", None)
+            if callable(state_bytes):
+                h.update(f"ext:{name}".encode())
+                h.update(state_bytes())
         return h.hexdigest()
 
     def __getstate__(self) -> dict[str, Any]:
