@@ -20,7 +20,7 @@ from tessera.plugins import PluginHost
 HAVE_RISCEMU = importlib.util.find_spec("riscemu") is not None
 SCALAR = ("phoenix", "rv32")
 REPOSITORY = ("phoenix", "phoenix-threads", "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "llk-matmul",
-              "hooks", "tracing", "tracing-mark", "startup")
+              "hooks", "tracing", "tracing-mark", "faults-fastforward", "faults-scaling", "faults-armed", "startup")
 
 
 def assert_rates_consistent(entry):
@@ -32,7 +32,8 @@ def assert_rates_consistent(entry):
 def test_the_workload_names_are_what_the_installed_plugins_offer():
     assert tuple(offered_workloads(PluginHost())) == REPOSITORY
     assert tuple(offered_workloads(PluginHost(disabled=["phoenix", "trace"]))) == (
-        "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "llk-matmul", "hooks", "startup")
+        "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "llk-matmul", "hooks", "faults-fastforward",
+        "faults-scaling", "faults-armed", "startup")
     assert tuple(offered_workloads(PluginHost(load_entry_points=False, use_environment=False))) == ("startup",)
 
 

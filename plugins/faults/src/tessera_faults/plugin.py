@@ -88,3 +88,12 @@ def tessera_conformance_cases(arch: ArchitectureLike) -> list[dict[str, Any]] | 
     from tessera_faults.conformance import cases
 
     return cases(arch)
+
+
+@tessera.hookimpl
+def tessera_bench_workloads() -> list[type]:
+    """``tessera bench``'s ``faults-fastforward``, ``faults-scaling`` and ``faults-armed``
+    (imported only when the bench asks)."""
+    from tessera_faults.bench import workloads
+
+    return list(workloads())
