@@ -59,3 +59,12 @@ def test_a_task_whose_worker_dies_is_an_error_result(programs, toy_host, monkeyp
     assert summary.outcomes == {"error": 1, "halted": 1}
     assert results["die"]["error"].startswith("the Dask task running this spec failed: KilledWorker")
     assert results["after"]["exit"] == 55
+
+
+def test_dask_tasks_carry_chunks_of_runs_but_leave_every_thread_work():
+    from tessera.batch.backends import CHUNK_MAX, CHUNKS_PER_THREAD, chunk_size
+
+    assert chunk_size(5, 2) == 1                       # a small batch: one run per task
+    assert chunk_size(240, 2) == 240 // (2 * CHUNKS_PER_THREAD)
+    assert chunk_size(10**6, 2) == CHUNK_MAX           # never more than CHUNK_MAX a task
+    assert chunk_size(240, 64) == 1                    # many threads: one run each, none idle
