@@ -193,6 +193,26 @@ def test_fast_forward_from_snapshots_equals_injecting_from_the_start(tmp_path):
     assert {k: [r[f] for f in same] for k, r in ff.items()} == {k: [r[f] for f in same] for k, r in start.items()}
 
 
+def test_stopping_at_convergence_changes_no_result(tmp_path):
+    """A run stopped where its machine is the golden run's again is masked: the same run
+    carried to its end must say so too, with the same steps, cycles and exit status."""
+    faults = {"targets": ["hart0.x", "mem.ram[data:+64]"], "models": ["flip", "zero"], "sampling": "random",
+              "count": 30}
+    run_campaign(campaign(tmp_path, **faults, run={"snapshots": 16}), tmp_path / "c.jsonl", workers=2,
+                 host=host(), progress=False)
+    run_campaign(campaign(tmp_path, **faults, run={"snapshots": 16, "converge": False}), tmp_path / "n.jsonl",
+                 workers=2, host=host(), progress=False)
+    stopped, whole = results(tmp_path / "c.jsonl"), results(tmp_path / "n.jsonl")
+    converged = [k for k, r in stopped.items() if r["converged_at"] is not None]
+    assert len(converged) >= 10                                   # zeroed and overwritten registers
+    assert all(stopped[k]["outcome"] == "masked" and stopped[k]["converged_at"] < whole[k]["steps"]
+               for k in converged)
+    assert all(r["converged_at"] is None for r in whole.values())
+    drop = ("converged_at", "spec_hash")  # the hash covers the campaign, converge included
+    assert {k: {f: v for f, v in r.items() if f not in drop} for k, r in stopped.items()} == \
+        {k: {f: v for f, v in r.items() if f not in drop} for k, r in whole.items()}
+
+
 def test_a_partial_campaign_resumes_to_the_uninterrupted_results(tmp_path):
     c = campaign(tmp_path, targets=["hart0.x"], sampling="random", count=30)
     whole = tmp_path / "whole.jsonl"

@@ -240,9 +240,15 @@ class Scaling(_CampaignWorkload):
         except ImportError:
             raise Skip("the distributed package is not installed (pip install 'tessera[dask]'): "
                        "no Dask cluster to compare with") from None
+        import dask
+
         t0 = time.perf_counter()
-        with distributed.LocalCluster(n_workers=DASK_WORKERS, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        # Dask's statistical profiler samples every worker thread's stack every 10 ms: in a
+        # worker running GIL-bound emulation it takes its time from the runs (docs/faults.md
+        # recommends turning it off for campaigns, as here)
+        with dask.config.set({"distributed.worker.profile.enabled": False}), \
+                distributed.LocalCluster(n_workers=DASK_WORKERS, threads_per_worker=1, processes=True,
+                                         dashboard_address=None) as cluster, distributed.Client(cluster) as client:
             started = time.perf_counter() - t0
             seconds, summary = self._campaign(out, client=client)
         return seconds, summary, {"cluster_start_seconds": started}

@@ -35,6 +35,7 @@
     snapshots = 32                    # golden-run snapshots to fast-forward from (0: from the start)
     budget_factor = 2.0               # a run longer than golden steps × this (+ budget_slack) hangs
     budget_slack = 1000
+    converge = true                   # stop a run whose whole state is the golden run's again (masked)
     max_faults = 1000000              # refuse a fault list longer than this
 
 Every problem is one :class:`~tessera.errors.ConfigError` line naming the file and the key.
@@ -59,7 +60,7 @@ TOP_KEYS = ("name", "seed", "program", "outputs", "faults", "run")
 OUTPUT_KEYS = ("stdout", "exit", "memory", "structures", "checker", "detected")
 FAULT_KEYS = ("targets", "classes", "models", "sampling", "count", "margin", "confidence", "window",
               "stuck_window", "faults")
-RUN_KEYS = ("snapshots", "budget_factor", "budget_slack", "max_faults")
+RUN_KEYS = ("snapshots", "budget_factor", "budget_slack", "converge", "max_faults")
 #: the fault models a campaign samples (``flip:K[:random]`` adds a bit count and spread)
 MODEL_NAMES = ("flip", "random", "zero", "stuck0", "stuck1", "skip")
 
@@ -131,6 +132,7 @@ class Campaign:
     snapshots: int = 32
     budget_factor: float = 2.0
     budget_slack: int = 1000
+    converge: bool = True
     max_faults: int = 1_000_000
     source: str = "(in memory)"
 
@@ -265,6 +267,8 @@ def _build(data: Mapping[str, Any], base_dir: str, source: str) -> Campaign:
         raise ConfigError(f"{where}: [faults] names no targets, classes or faults: nothing to inject")
 
     run = _table(data, "run", where, RUN_KEYS)
+    if not isinstance(run.get("converge", True), bool):
+        raise ConfigError(f"{where}: run.converge must be true or false")
     factor = run.get("budget_factor", 2.0)
     if isinstance(factor, bool) or not isinstance(factor, int | float) or not math.isfinite(factor) or factor < 1:
         raise ConfigError(f"{where}: run.budget_factor must be a number >= 1, not {factor!r}")
@@ -274,4 +278,5 @@ def _build(data: Mapping[str, Any], base_dir: str, source: str) -> Campaign:
         margin=_fraction(faults, "margin", where, 0.05), confidence=_fraction(faults, "confidence", where, 0.95),
         window=window, stuck_window=stuck, faults=explicit, snapshots=_int(run, "snapshots", where, 32, 0),
         budget_factor=float(factor), budget_slack=_int(run, "budget_slack", where, 1000, 0),
+        converge=run.get("converge", True),
         max_faults=_int(run, "max_faults", where, 1_000_000, 1), source=source)

@@ -8,7 +8,8 @@ Two runs of the program, in the process that starts the campaign:
 2. a run that stops at checkpoints spread evenly over those steps (``run.snapshots`` of
    them; pauses, so the run is the same run) and keeps, at each, the machine's snapshot
    (the safe snapshot format of ``tessera.machine.snapshot``), the standard output so
-   far and a register digest.  It must end exactly as the first did: a program whose
+   far, a register digest and a digest of the whole machine (for convergence: see
+   :mod:`~tessera_faults.campaign.task`).  It must end exactly as the first did: a program whose
    two runs differ cannot have a golden run, and the campaign stops saying so.
 
 Checkpoint 0 is the machine just after loading, so an injection always restores a
@@ -27,7 +28,7 @@ import attrs
 from tessera.batch import captured_output, captured_text, error_line, exit_status
 from tessera.errors import ConfigError, TesseraError
 from tessera_faults.campaign.config import Campaign
-from tessera_faults.campaign.observe import outputs, register_digest, state_digest
+from tessera_faults.campaign.observe import convergence_digest, outputs, register_digest, state_digest
 
 __all__ = ["Checkpoint", "Golden", "build_machine", "golden_run"]
 
@@ -38,12 +39,13 @@ DIGEST_POINTS = 16
 @attrs.frozen
 class Checkpoint:
     """The golden run at ``step``: its snapshot (``b""``: not kept), standard output so far,
-    and register digest."""
+    register digest, and convergence digest (``""``: ``run.converge`` is off)."""
 
     step: int
     snapshot: bytes
     stdout: str
     digest: str
+    whole: str = ""
 
 
 @attrs.frozen
@@ -186,7 +188,8 @@ def golden_run(campaign: Campaign, payload: Mapping[str, Any], host: Any) -> Gol
     with captured_output() as (out, _err):
         def take(m: Any) -> None:
             snap = m.snapshot() if keep or m.total_steps == 0 else b""
-            taken.append(Checkpoint(m.total_steps, snap, captured_text(out), register_digest(m)))
+            whole = convergence_digest(m) if campaign.converge else ""
+            taken.append(Checkpoint(m.total_steps, snap, captured_text(out), register_digest(m), whole))
 
         for step in points:
             second.pause_at(step, take, plugin="faults")

@@ -7,6 +7,11 @@
 * :func:`state_digest` — the whole architectural state (every fault target but the
   instruction word at decode; RAM by its non-zero 64 KiB chunks), for *latent* faults:
   outputs equal, state not;
+* :func:`convergence_digest` — everything a run's future depends on that the machine
+  shows: :func:`state_digest`, the machine's ``state()`` (every agent's PC, registers,
+  status and counters, the sync objects, the clock and step count), the scheduler's
+  position and the extensions' ``state_bytes()``; equal at a checkpoint, two runs go on
+  identically;
 * :func:`register_digest` — the processors' registers only, cheap enough to take at
   every checkpoint of a run: where a fault's effect first shows (``diverged_at``).
 """
@@ -26,7 +31,8 @@ from tessera.settings import parse_int
 from tessera_faults.campaign.config import OutputSpec
 from tessera_faults.targets import Target, targets_of
 
-__all__ = ["checker_function", "memory_ranges", "outputs", "register_digest", "state_digest"]
+__all__ = ["checker_function", "convergence_digest", "memory_ranges", "outputs", "register_digest",
+           "state_digest"]
 
 _CHUNK = 1 << 16
 _REGISTER_KINDS = ("register", "csr", "lanes")
@@ -153,4 +159,20 @@ def register_digest(machine: Any) -> str:
         target = targets[name]
         if target.kind in _REGISTER_KINDS:
             h.update(name.encode() + b"\0" + repr(target.snapshot()).encode())
+    return h.hexdigest()
+
+
+def convergence_digest(machine: Any, targets: Mapping[str, Target] | None = None) -> str:
+    """A digest of the whole machine (see the module doc): the golden run's at a checkpoint
+    equal to an injected run's there means the fault is gone and the rest is the golden run."""
+    h = hashlib.blake2b(digest_size=16)
+    state = machine.state()
+    scheduler = getattr(machine, "scheduler", None)
+    state["scheduler"] = [getattr(scheduler, "turn", None), getattr(scheduler, "left", None)]
+    h.update(json.dumps(state, sort_keys=True, default=repr).encode())
+    for name in sorted(machine.ext):
+        state_bytes = getattr(machine.ext[name], "state_bytes", None)
+        if callable(state_bytes):
+            h.update(name.encode() + b"\0" + state_bytes())
+    h.update(state_digest(machine, targets).encode())
     return h.hexdigest()

@@ -115,8 +115,8 @@ def prepare(campaign: Campaign | str | os.PathLike[str], *, host: Any = None) ->
     key = hashlib.sha256(identity.encode()).hexdigest()
     budget = int(golden.steps * campaign.budget_factor) + campaign.budget_slack
     shared = {"key": key, "engine": program["engine"], "budget": budget,
-              "checkpoints": [(c.step, c.snapshot, c.stdout, c.digest) for c in golden.checkpoints],
-              "golden": {"steps": golden.steps, "exit": golden.exit, "outputs": golden.outputs, "state": golden.state},
+              "checkpoints": [(c.step, c.snapshot, c.stdout, c.digest, c.whole) for c in golden.checkpoints],
+              "golden": {"steps": golden.steps, "cycles": golden.cycles, "exit": golden.exit, "outputs": golden.outputs, "state": golden.state},
               "outputs": attrs.asdict(campaign.outputs)}
     return CampaignPlan(campaign, golden, tuple(faults), tuple(described), key, shared, program)
 

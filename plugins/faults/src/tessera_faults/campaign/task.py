@@ -10,7 +10,12 @@ The run: restore the nearest checkpoint at or before the trigger, arm the fault 
 counted trigger is a pause: the run stays on the fast engine up to it), run with the
 hang budget (the golden run's steps × ``budget_factor`` + ``budget_slack``, counted from
 the start of the program), and at every later checkpoint compare the registers with
-the golden run's there (``diverged_at``: the first that differs).  Then
+the golden run's there (``diverged_at``: the first that differs).  When they are equal,
+the fault has done its work (not a stuck-at still holding) and the standard output so far
+is the golden run's, the whole machine is compared too (``convergence_digest``): equal,
+the rest of the run would be the golden run's, so it stops there as ``masked``
+(``converged_at``) — most masked faults cost one checkpoint interval, not the rest of the
+program (``[run] converge = false`` runs every injection to its end).  Then
 :func:`classify`:
 
 ==================  ======================================================================
@@ -39,7 +44,7 @@ from typing import Any
 from tessera.batch import captured_output, captured_text, error_line, exit_status, worker_host
 from tessera.errors import BudgetExceeded, CheckFailed, Deadlock, TesseraError
 from tessera_faults.campaign.config import OutputSpec
-from tessera_faults.campaign.observe import outputs, register_digest, state_digest
+from tessera_faults.campaign.observe import convergence_digest, outputs, register_digest, state_digest
 
 __all__ = ["FAILURES", "OUTCOMES", "classify", "inject_one"]
 
@@ -51,12 +56,20 @@ FAILURES = ("sdc", "detected", "crash", "hang", "deadlock")
 _APPLIED = ("injected", "stuck")
 
 
+class Converged(TesseraError):
+    """Raised from a checkpoint's pause to end an injection whose machine is the golden run's
+    again (caught in :func:`_inject`, never seen outside)."""
+
+    exit_code = 0
+    kind = "converged"
+
+
 def _base(payload: dict[str, Any]) -> dict[str, Any]:
     return {"id": payload["id"], "spec_hash": payload["spec_hash"], "fault": payload["fault"],
             "population": payload["population"], "model": payload["model"], "class": payload.get("class"),
             "structure": None, "entry": None, "bits": None, "old": None, "new": None, "step": payload.get("step"),
             "outcome": "error", "exit": None, "error": None, "steps": None, "cycles": None, "differs": [],
-            "diverged_at": None, "from_step": None, "seconds": 0.0}
+            "diverged_at": None, "converged_at": None, "from_step": None, "seconds": 0.0}
 
 
 def classify(error: BaseException | None, record: dict[str, Any], differs: list[str], exit: int | None,
@@ -104,7 +117,7 @@ def _inject(payload: dict[str, Any], recipe: Any, shared: dict[str, Any], out: d
     at = 0 if step is None else max(0, bisect.bisect_right(steps, step) - 1)
     while not checkpoints[at][1]:  # only the snapshots kept (checkpoint 0 always is)
         at -= 1
-    start, snapshot, stdout_before, _ = checkpoints[at]
+    start, snapshot, stdout_before = checkpoints[at][:3]
     machine = Machine.restore(snapshot, host=host)
     machine.set_engine(shared["engine"])
     out["from_step"] = start
@@ -114,29 +127,35 @@ def _inject(payload: dict[str, Any], recipe: Any, shared: dict[str, Any], out: d
         record = inject(machine, payload["fault"])
         diverged: list[int] = []
 
-        def comparer(digest: str) -> Callable[[Any], None]:
+        def comparer(digest: str, whole: str, golden_stdout: str) -> Callable[[Any], None]:
             def compare(m: Any) -> None:
-                if not diverged and record.get("status") in _APPLIED and register_digest(m) != digest:
-                    diverged.append(m.total_steps)
+                status = record.get("status")
+                if status not in _APPLIED:
+                    return
+                if register_digest(m) != digest:
+                    if not diverged:
+                        diverged.append(m.total_steps)
+                elif whole and status == "injected" and stdout_before + captured_text(stream) == golden_stdout \
+                        and convergence_digest(m) == whole:
+                    raise Converged(f"the machine is the golden run's again at step {m.total_steps}")
 
             return compare
 
-        for cp_step, _snap, _text, digest in checkpoints:
+        for cp_step, _snap, text, digest, whole in checkpoints:
             if cp_step > start and (step is None or cp_step > step):
-                machine.pause_at(cp_step, comparer(digest), plugin="faults")
+                machine.pause_at(cp_step, comparer(digest, whole, text), plugin="faults")
         result: Any = None
         error: BaseException | None = None
+        converged = None
         try:
             result = machine.run(max_steps=max(1, shared["budget"] - machine.total_steps))
         except BudgetExceeded as exc:
             result, error = exc.result, exc
+        except Converged:
+            converged = machine.total_steps
         except TesseraError as exc:
             error = exc
         stdout = stdout_before + captured_text(stream)
-    status = exit_status(result, error)
-    out.update(steps=machine.total_steps, cycles=machine.clock, exit=status,
-               error=error_line(error) if error is not None else None,
-               diverged_at=diverged[0] if diverged else None)
     for key, field in (("structure", "name"), ("entry", "target"), ("bits", "bits"), ("old", "old"),
                        ("new", "new")):
         out[key] = record.get(field)
@@ -144,6 +163,14 @@ def _inject(payload: dict[str, Any], recipe: Any, shared: dict[str, Any], out: d
         out["structure"] = record["target"]
     if record.get("step") is not None:
         out["step"] = record["step"]
+    out["diverged_at"] = diverged[0] if diverged else None
+    if converged is not None:  # the rest of the run is the golden run's
+        out.update(outcome="masked", converged_at=converged, steps=golden["steps"], cycles=golden["cycles"],
+                   exit=golden["exit"])
+        return
+    status = exit_status(result, error)
+    out.update(steps=machine.total_steps, cycles=machine.clock, exit=status,
+               error=error_line(error) if error is not None else None)
     differs: list[str] = []
     latent = False
     finished = error is None or isinstance(error, CheckFailed)
