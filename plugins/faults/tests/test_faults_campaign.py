@@ -283,6 +283,9 @@ def test_a_dask_cluster_gives_the_local_pools_results(tmp_path):
     ({"faults": {"targets": ["hart0.x"], "margin": 2}}, r"margin must be a number between 0 and 1"),
     ({"faults": {"classes": ["no_such_class"]}}, r"no instruction of rv32im is of class 'no_such_class'"),
     ({"faults": {}}, r"names no targets"),
+    ({"faults": {"targets": ["mem.ram"], "sampling": "random", "count": 10**15}},
+     r"random sampling would inject [0-9,]+ faults \(run.max_faults"),
+    ({"faults": {"targets": ["hart0.x"]}, "run": {"snapshots": 10**6}}, r"run.snapshots must be at most 1024"),
     ({"faults": {"targets": ["hart0.x"]}, "speed": 3}, r"unknown key 'speed'"),
     ({"outputs": {"stdout": False, "exit": False}, "faults": {"targets": ["hart0.x"]}}, r"compares nothing"),
 ])

@@ -202,6 +202,18 @@ def _int(table: Mapping[str, Any], key: str, where: str, default: int, minimum: 
     return int(value)
 
 
+#: the most golden-run snapshots a campaign keeps (each is the machine's non-zero state)
+MAX_SNAPSHOTS = 1024
+
+
+def _snapshots(run: Mapping[str, Any], where: str) -> int:
+    value = _int(run, "snapshots", where, 32, 0)
+    if value > MAX_SNAPSHOTS:
+        raise ConfigError(f"{where}: run.snapshots must be at most {MAX_SNAPSHOTS} (each keeps the whole "
+                          f"machine), not {value}")
+    return value
+
+
 def _fraction(table: Mapping[str, Any], key: str, where: str, default: float) -> float:
     value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
@@ -276,7 +288,7 @@ def _build(data: Mapping[str, Any], base_dir: str, source: str) -> Campaign:
         name=name.strip(), seed=seed, program=program, outputs=outputs, targets=targets, classes=classes,
         models=models, sampling=sampling, count=_int(faults, "count", where, 100, 1),
         margin=_fraction(faults, "margin", where, 0.05), confidence=_fraction(faults, "confidence", where, 0.95),
-        window=window, stuck_window=stuck, faults=explicit, snapshots=_int(run, "snapshots", where, 32, 0),
+        window=window, stuck_window=stuck, faults=explicit, snapshots=_snapshots(run, where),
         budget_factor=float(factor), budget_slack=_int(run, "budget_slack", where, 1000, 0),
         converge=run.get("converge", True),
         max_faults=_int(run, "max_faults", where, 1_000_000, 1), source=source)

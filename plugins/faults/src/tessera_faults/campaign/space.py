@@ -233,13 +233,20 @@ def populations(campaign: Campaign, machine: Any, golden_steps: int,
     return out
 
 
+def sample_size(campaign: Campaign, pop: Population) -> int:
+    """How many faults the campaign's sampling takes from ``pop``."""
+    if campaign.sampling == "exhaustive":
+        return pop.size
+    n = campaign.count if campaign.sampling == "random" else \
+        leveugle_sample_size(pop.size, campaign.margin, campaign.confidence)
+    return min(n, pop.size)
+
+
 def sample(campaign: Campaign, pop: Population) -> list[int]:
     """The indices of ``pop``'s faults the campaign's sampling picks, in increasing order."""
     if campaign.sampling == "exhaustive":
         return list(range(pop.size))
-    n = campaign.count if campaign.sampling == "random" else \
-        leveugle_sample_size(pop.size, campaign.margin, campaign.confidence)
-    n = min(n, pop.size)
+    n = sample_size(campaign, pop)
     rng = random.Random(f"{campaign.seed}:{pop.name}")
     return sorted(rng.sample(range(pop.size), n))
 
@@ -247,12 +254,12 @@ def sample(campaign: Campaign, pop: Population) -> list[int]:
 def plan(campaign: Campaign, pops: Sequence[Population]) -> tuple[list[PlannedFault], list[dict[str, Any]]]:
     """Every fault to inject (populations' samples, then the explicit faults) and the
     populations' descriptions for the campaign's metadata."""
-    if campaign.sampling == "exhaustive":
-        total = sum(p.size for p in pops)
-        if total > campaign.max_faults:
-            raise ConfigError(f"exhaustive sampling would inject {total:,} faults (run.max_faults is "
-                              f"{campaign.max_faults:,}): narrow faults.targets or faults.window, or use "
-                              "sampling = \"statistical\"")
+    total = sum(sample_size(campaign, p) for p in pops) + len(campaign.faults)
+    if total > campaign.max_faults:  # before anything is drawn: a huge count costs no memory
+        hint = ("narrow faults.targets or faults.window, or use sampling = \"statistical\""
+                if campaign.sampling == "exhaustive" else "lower faults.count or raise faults.margin")
+        raise ConfigError(f"{campaign.sampling} sampling would inject {total:,} faults (run.max_faults is "
+                          f"{campaign.max_faults:,}): {hint}")
     faults: list[PlannedFault] = []
     described = []
     seen: set[str] = set()
@@ -272,9 +279,6 @@ def plan(campaign: Campaign, pops: Sequence[Population]) -> tuple[list[PlannedFa
         if planned.text not in seen:
             seen.add(planned.text)
             faults.append(planned)
-    if len(faults) > campaign.max_faults:
-        raise ConfigError(f"the campaign would inject {len(faults):,} faults (run.max_faults is "
-                          f"{campaign.max_faults:,}): lower faults.count or raise faults.margin")
     if explicit_count := len(campaign.faults):
         described.append({"name": "explicit", "structure": None, "model": None, "class": None, "size": explicit_count,
                           "bits": None, "sampled": explicit_count, "first_step": None, "time_points": None})
