@@ -339,3 +339,28 @@ def test_a_tensix_kernel_campaign_tells_deadlock_and_golden_check_failures(tmp_p
     assert got[deadlock]["outcome"] == "deadlock" and "every agent is waiting" in got[deadlock]["error"]
     assert got[check]["outcome"] == "sdc" and "check" in got[check]["differs"]
     assert "memory:0x21800:+0x800" in got[check]["differs"]
+
+
+def checksum_word(machine: Any) -> int:
+    """A campaign checker (``test_faults_campaign:checksum_word``): the first data word, read
+    through a pointer that fails when the first word is odd — a checker a fault can break."""
+    value = int.from_bytes(machine.space.read_bytes(machine.symbols["data"], 4), "little")
+    if value % 2 == 0:
+        raise ValueError("the first word is even")
+    return value
+
+
+def test_a_checker_that_raises_is_a_one_line_error_on_the_golden_run_and_an_sdc_after_a_fault(tmp_path,
+                                                                                              monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))  # workers get the campaign's sys.path
+    odd = "target=mem[data],bit=0,at=step:0"      # 1 -> 0: the checker raises
+    c = campaign(tmp_path, faults=[odd], outputs={"checker": "test_faults_campaign:checksum_word"})
+    out = tmp_path / "c.jsonl"
+    run_campaign(c, out, workers=1, host=host(), progress=False)
+    got = results(out)[odd]
+    assert got["outcome"] == "sdc" and "checker" in got["differs"]
+    (tmp_path / "checksum.s").write_text(CHECKSUM.replace(".word 1,", ".word 2,"))
+    data = {"program": {"program": "checksum.s", "arch": "rv32im", "set": {"ram": "1M"}},
+            "outputs": {"checker": "test_faults_campaign:checksum_word"}, "faults": {"targets": ["hart0.x"]}}
+    with pytest.raises(ConfigError, match=r"outputs.checker .* raised ValueError on the golden run"):
+        prepare(Campaign.from_dict(data, base_dir=str(tmp_path), source="c.toml"), host=host())

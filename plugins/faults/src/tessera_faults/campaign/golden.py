@@ -151,7 +151,7 @@ def _first_run(campaign: Campaign, payload: Mapping[str, Any], host: Any) -> tup
     if counter is not None:
         injector.INJECTORS[machine].remove(counter)  # type: ignore[arg-type]
     status = exit_status(result)
-    found = outputs(machine, campaign.outputs, stdout, status)
+    found = outputs(machine, campaign.outputs, stdout, status, golden=True)
     return machine, {"start": start, "result": result, "stdout": stdout, "exit": status, "outputs": found,
                      "state": state_digest(machine), "seconds": seconds,
                      "class_counts": dict(counter.counts) if counter is not None else {}}
@@ -197,7 +197,7 @@ def golden_run(campaign: Campaign, payload: Mapping[str, Any], host: Any) -> Gol
         stdout = captured_text(out)
     status = exit_status(again)
     if (int(again.steps), status, stdout) != (steps, first["exit"], first["stdout"]) \
-            or outputs(second, campaign.outputs, stdout, status) != first["outputs"]:
+            or outputs(second, campaign.outputs, stdout, status, golden=True) != first["outputs"]:
         raise ConfigError(f"the program did not run the same twice without faults ({steps} then {again.steps} "
                           "steps, or other outputs): a campaign needs a deterministic golden run")
     checkpoints = tuple(taken)

@@ -86,8 +86,10 @@ def _values_digest(target: Target) -> str:
 
 
 def outputs(machine: Any, spec: OutputSpec, stdout: str, exit_status: int,
-            targets: Mapping[str, Target] | None = None) -> dict[str, Any]:
-    """The campaign's outputs of a run that ended (see the module doc)."""
+            targets: Mapping[str, Target] | None = None, *, golden: bool = False) -> dict[str, Any]:
+    """The campaign's outputs of a run that ended (see the module doc).  A checker that raises
+    is a :class:`ConfigError` on the ``golden`` run, and an output unlike the golden's
+    (so an ``sdc``) on a run with a fault."""
     out: dict[str, Any] = {}
     if spec.stdout:
         out["stdout"] = stdout
@@ -104,7 +106,15 @@ def outputs(machine: Any, spec: OutputSpec, stdout: str, exit_status: int,
                                   f"(see tessera faults targets --arch {machine.arch.name})")
             out[f"structure:{name}"] = _values_digest(target)
     if spec.checker:
-        value = checker_function(spec.checker)(machine)
+        try:
+            value = checker_function(spec.checker)(machine)
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's checker on a machine a fault may have wrecked
+            if golden:
+                raise ConfigError(f"outputs.checker {spec.checker} raised {type(exc).__name__} on the golden "
+                                  f"run: {exc}") from None
+            value = f"the checker raised {type(exc).__name__}: {exc}"  # an output unlike the golden's
         try:
             out["checker"] = json.loads(json.dumps(value))
         except (TypeError, ValueError):
