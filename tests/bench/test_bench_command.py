@@ -103,7 +103,7 @@ def test_the_environment_can_disable_a_plugin_too(bench, monkeypatch):
     assert run.code == 2 and run.out == ""
     assert run.err == ("tessera: usage error: Invalid value for --only: unknown workload 'phoenix' "
                        "(choose from tile-harts, rv32, mark, riscemu, sfpu, matmul, llk-matmul, hooks, tracing, tracing-mark, "
-                       "startup) "
+                       "faults-fastforward, faults-scaling, faults-armed, startup) "
                        "(see 'tessera bench --help')\n")
 
 
@@ -118,7 +118,9 @@ def test_without_the_riscv_plugin_its_program_and_the_peer_are_missing_with_note
     assert {t["name"] for t in run.report["targets"]} == {"phoenix-vs-riscemu", "phoenix-threads", "sfpu",
                                                           "matmul-mvmul", "matmul-wolfpine", "llk-matmul-riscv",
                                                           "text-tracing",
-                                                          "mark-text-tracing", "startup-version"}
+                                                          "mark-text-tracing", "faults-fastforward", "faults-scaling",
+                                                          "faults-dask", "faults-armed", "faults-fired",
+                                                          "startup-version"}
 
 
 def test_the_help_lists_the_workloads_the_environment_enables():
@@ -127,11 +129,12 @@ def test_the_help_lists_the_workloads_the_environment_enables():
     full = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
     # click wraps long help lines, also after a hyphen inside a name ("tracing-" / "mark")
     assert ("phoenix, phoenix-threads, tile-harts, rv32, mark, riscemu, sfpu, matmul, llk-matmul, hooks, tracing, "
-            "tracing-mark, "
+            "tracing-mark, faults-fastforward, faults-scaling, faults-armed, "
             "startup." in " ".join(full.split()).replace("- ", "-"))
     env["TESSERA_DISABLE_PLUGINS"] = "phoenix,tensix"
     fewer = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
-    assert ("separated): tile-harts, rv32, mark, riscemu, hooks, tracing, tracing-mark, startup."
+    assert ("separated): tile-harts, rv32, mark, riscemu, hooks, tracing, tracing-mark, faults-fastforward, "
+            "faults-scaling, faults-armed, startup."
             in " ".join(fewer.split()).replace("- ", "-"))
 
 

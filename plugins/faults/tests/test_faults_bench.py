@@ -78,14 +78,16 @@ def test_fastforward_measures_both_campaigns_on_the_same_faults(bench):
     assert code == 0, err
     entry = entry_of(report, "faults-fastforward")
     v = entry["variants"]
-    assert list(v) == ["fast-forward", "from-start"]
-    assert v["fast-forward"]["count"] == v["from-start"]["count"] == entry["size"]["faults"] >= 4
-    assert v["fast-forward"]["outcomes"] == v["from-start"]["outcomes"]
-    assert v["from-start"]["mean_from_step"] == 0 < v["fast-forward"]["mean_from_step"]
+    assert list(v) == ["fast-forward", "from-start", "naive"]
+    assert v["fast-forward"]["count"] == v["from-start"]["count"] == v["naive"]["count"] == entry["size"]["faults"] >= 4
+    assert v["fast-forward"]["outcomes"] == v["from-start"]["outcomes"] == v["naive"]["outcomes"]
+    assert v["from-start"]["mean_from_step"] == v["naive"]["mean_from_step"] == 0 < v["fast-forward"]["mean_from_step"]
+    assert v["naive"]["converged"] == 0                       # converge = false: every run to its end
     derived = entry["derived"]
     assert derived["fastforward_speedup"] == v["fast-forward"]["rate"] / v["from-start"]["rate"]
     assert derived["executed_ratio"] == v["from-start"]["instructions_run"] / v["fast-forward"]["instructions_run"]
     assert derived["executed_ratio"] > 1          # restoring a snapshot skipped instructions
+    assert derived["naive_speedup"] == v["fast-forward"]["rate"] / v["naive"]["rate"]
     assert targets_of(report)["faults-fastforward"]["value"] == derived["fastforward_speedup"]
 
 

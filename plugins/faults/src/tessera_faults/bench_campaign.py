@@ -11,10 +11,14 @@ the campaign prepared (golden run, snapshots, fault list: not timed) twice —
 
 * ``fast-forward``: ``[run] snapshots = 32``, each injection restores the nearest
   snapshot at or before its trigger;
-* ``from-start``: ``snapshots = 0``, each injection runs the program from its start.
+* ``from-start``: ``snapshots = 0``, each injection runs the program from its start;
+* ``naive``: ``snapshots = 0`` and ``converge = false``: every injection runs the whole
+  program, as a campaign without checkpoints does (context: ``naive_speedup`` is
+  ``fast-forward``'s rate over this one's — what snapshots and convergence give together).
 
 The fault list is the same (same seed, same golden run); ``fastforward_speedup`` is the
-ratio of the two injection rates (target ≥ 5).  Every injection still runs from its
+ratio of the first two injection rates (target ≥ 5): both stop a run where the machine
+is the golden run's again (convergence), so it is what the snapshots alone give.  Every injection still runs from its
 trigger to the end of the program (or to the hang budget), so the instructions it runs
 are reported too: ``executed_ratio``, from-start's over fast-forward's, is what the
 speedup would be if an injection cost only its instructions.
@@ -110,8 +114,10 @@ class FastForward(_CampaignWorkload):
         count = ctx.size(FASTFORWARD_FAULTS, minimum=4, quick=10)
         self.plans: dict[str, Any] = {}
         seconds: dict[str, float] = {}
-        for variant, snapshots in (("fast-forward", SNAPSHOTS), ("from-start", 0)):
-            campaign = Campaign.from_dict(campaign_data(program, count=count, snapshots=snapshots, seed=SEED),
+        for variant, snapshots, converge in (("fast-forward", SNAPSHOTS, True), ("from-start", 0, True),
+                                             ("naive", 0, False)):
+            campaign = Campaign.from_dict(campaign_data(program, count=count, snapshots=snapshots, seed=SEED,
+                                                        converge=converge),
                                           base_dir=str(program.parent), source="faults-fastforward")
             t0 = time.perf_counter()
             plan = prepare(campaign, host=self.host)
@@ -119,7 +125,7 @@ class FastForward(_CampaignWorkload):
             check_golden(plan.golden, self.outer)
             self.plans[variant] = plan
         lists = {v: [f.text for f in plan.faults] for v, plan in self.plans.items()}
-        if lists["fast-forward"] != lists["from-start"]:
+        if not lists["fast-forward"] == lists["from-start"] == lists["naive"]:
             raise BenchFailure("the two campaigns sampled different fault lists from the same seed")
         self.recipe = HostRecipe.from_host(self.host)
         golden = self.plans["fast-forward"].golden
@@ -128,7 +134,8 @@ class FastForward(_CampaignWorkload):
                      "prepare_seconds": {v: round(s, 4) for v, s in seconds.items()},
                      "snapshot_bytes": golden.describe()["snapshot_bytes"]}
         self.check = self._check()
-        return [Variant(v, self._runner(v), f"[run] snapshots = {SNAPSHOTS if v == 'fast-forward' else 0}, "
+        return [Variant(v, self._runner(v), f"[run] snapshots = {SNAPSHOTS if v == 'fast-forward' else 0}"
+                                            f"{', converge = false' if v == 'naive' else ''}, "
                                             "every injection in this process")
                 for v in self.plans]
 
@@ -143,31 +150,37 @@ class FastForward(_CampaignWorkload):
             seconds = time.perf_counter() - t0
             outcomes = self.checker(variant, results, len(payloads))
             starts = [r["from_step"] for r in results]
-            if variant == "from-start" and any(starts):
+            if variant != "fast-forward" and any(starts):
                 raise BenchFailure("from-start: an injection did not start from step 0")
             if variant == "fast-forward" and not any(starts):
                 raise BenchFailure("fast-forward: no injection started from a snapshot")
-            executed = sum(max(0, (r["steps"] or 0) - (r["from_step"] or 0)) for r in results)
+            executed = sum(max(0, (r.get("converged_at") or r["steps"] or 0) - (r["from_step"] or 0))
+                           for r in results)  # a converged run stopped at converged_at
             return Sample(seconds, len(results), {
                 "instructions_run": executed, "mean_from_step": sum(starts) / len(starts),
-                "mean_task_seconds": sum(r["seconds"] for r in results) / len(results), "outcomes": outcomes})
+                "mean_task_seconds": sum(r["seconds"] for r in results) / len(results), "outcomes": outcomes,
+                "converged": sum(1 for r in results if r.get("converged_at") is not None)})
 
         return run
 
     def derive(self, best: dict[str, Sample]) -> dict[str, Any]:
-        ff, start = best.get("fast-forward"), best.get("from-start")
+        ff, start, naive = best.get("fast-forward"), best.get("from-start"), best.get("naive")
         if ff is None or start is None:
             return {}
-        return {"fastforward_speedup": ff.rate / start.rate,
-                "executed_ratio": start.extra["instructions_run"] / max(1, ff.extra["instructions_run"])}
+        out = {"fastforward_speedup": ff.rate / start.rate,
+               "executed_ratio": start.extra["instructions_run"] / max(1, ff.extra["instructions_run"])}
+        if naive is not None:
+            out["naive_speedup"] = ff.rate / naive.rate
+        return out
 
     @classmethod
     def comparison(cls, entry: dict[str, Any], variant: str) -> list[str]:
         derived = entry["derived"]
         if variant != "fast-forward" or "fastforward_speedup" not in derived:
             return []
+        naive = f"; {derived['naive_speedup']:.2f}x naive" if "naive_speedup" in derived else ""
         return [f"{derived['fastforward_speedup']:.2f}x from-start "
-                f"({derived['executed_ratio']:.2f}x fewer instructions run)"]
+                f"({derived['executed_ratio']:.2f}x fewer instructions run){naive}"]
 
 
 #: variant -> local worker processes (``None``: the Dask cluster's two workers)
