@@ -139,3 +139,37 @@ def test_the_conformance_suite_runs_the_program_file(tmp_path):
     assert (prog.source, prog.path, prog.load, prog.problem) == (None, str(path), None, None)
     lost = programs.from_example(Example("lost", "nowhere", program="tessera_no_such_package:k"), TOY, "toy")
     assert lost.problem is not None and "cannot import package" in lost.problem
+
+
+def test_tool_demos_run_after_the_examples_and_a_raising_one_names_its_plugin(capsys):
+    """``tessera_tool_demos``: a tool plugin's demos run after the architectures' examples,
+    filtered by ``--arch``; one that raises is a plugin error naming the plugin."""
+    import click
+    import tessera
+    import tessera_toyarch.plugin
+    from tessera.cli.demo import run_tool_demos
+    from tessera.errors import PluginError
+
+    class ToolDemos:
+        TESSERA_API_VERSION = 1
+
+        @tessera.hookimpl
+        def tessera_tool_demos(self, host):
+            def broken(workdir):
+                raise RuntimeError("no luck")
+
+            return [{"name": "good", "arch": "toy", "description": "works",
+                     "run": lambda workdir: (workdir.is_dir(), "done in a scratch directory")},
+                    {"name": "bad", "arch": "toy", "description": "raises", "run": broken},
+                    {"name": "other", "arch": "rv32im", "description": "not selected", "run": broken}]
+
+    host = PluginHost(load_entry_points=False, use_environment=False)
+    host.register(tessera_toyarch.plugin, "toy")
+    host.register(ToolDemos(), "tooldemo")
+    errors: list[PluginError] = []
+    with click.Context(click.Command("demo")):
+        failures = run_tool_demos(host, ("toy",), errors)
+    out = capsys.readouterr().out
+    assert failures == 1 and "-- tooldemo/good: ok (done in a scratch directory)" in out
+    assert "-- tooldemo/bad: FAILED" in out and "other" not in out
+    assert len(errors) == 1 and errors[0].plugin == "tooldemo" and "RuntimeError: no luck" in str(errors[0])

@@ -118,6 +118,19 @@ def tessera_conformance_cases(arch: ArchitectureLike) -> list[dict[str, Any]] | 
 
 
 @hookspec
+def tessera_tool_demos(host: HostLike) -> list[dict[str, Any]] | None:
+    """Return the demos of a tool plugin that ``tessera demo`` runs after the architectures' examples.
+
+    Each item is a ``dict`` with ``name``, ``arch`` (the architecture it runs on: ``--arch``
+    selects by it), ``description`` and ``run``, a callable taking a scratch directory
+    (a :class:`pathlib.Path`) and returning ``(ok, summary)``: whether the demo showed
+    what it should, and one line about it.  Offer only demos whose architecture ``host``
+    has; keep them short (the demo is the Quickstart's first command).  A ``run`` that
+    raises anything but a Tessera error is reported as a plugin error naming the plugin.
+    """
+
+
+@hookspec
 def tessera_bench_workloads(host: HostLike) -> list[type]:
     """Return the ``tessera bench`` workloads this plugin offers (``Workload`` subclasses).
 

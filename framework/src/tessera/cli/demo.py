@@ -94,6 +94,35 @@ def demo(obj: Any, only: tuple[str, ...]) -> int:
                 click.echo(f"   {logs.plain(event)}")
             click.echo(f"-- {name}/{example.name}: {'ok' if ok else 'FAILED'} ({summary})")
             failures += not ok
+    failures += run_tool_demos(obj.host, only, plugin_errors)
     if plugin_errors:
         raise plugin_errors[0]
     return 1 if failures else 0
+
+
+def run_tool_demos(host: Any, only: tuple[str, ...], plugin_errors: list[PluginError]) -> int:
+    """The tool plugins' demos (``tessera_tool_demos``) of the selected architectures; failures."""
+    import tempfile
+    from pathlib import Path
+
+    failures = 0
+    for plugin, items in host.call_each("tessera_tool_demos", host=host):
+        for item in items or ():
+            if only and item.get("arch") not in only:
+                continue
+            label = f"{plugin}/{item.get('name')}"
+            click.echo(f"== {label}: {item.get('description', '')}")
+            with tempfile.TemporaryDirectory(prefix="tessera-demo-") as tmp, logs.collect() as events:
+                try:
+                    ok, summary = item["run"](Path(tmp))
+                except TesseraError as error:
+                    ok, summary = False, str(error)
+                except Exception as exc:  # noqa: BLE001 - plugin code: name the plugin and the demo
+                    problem = PluginError(f"demo {label} raised {type(exc).__name__}: {exc}", plugin=plugin)
+                    ok, summary = False, str(problem)
+                    plugin_errors.append(problem)
+            for event in events:
+                click.echo(f"   {logs.plain(event)}")
+            click.echo(f"-- {label}: {'ok' if ok else 'FAILED'} ({summary})")
+            failures += not ok
+    return failures

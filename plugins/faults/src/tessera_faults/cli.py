@@ -80,8 +80,10 @@ def faults() -> None:
 
 def _add_campaign_commands() -> None:
     from tessera_faults.campaign.cli import plan, run
+    from tessera_faults.demos.cli import demo
     from tessera_faults.report.cli import report
 
+    faults.add_command(demo)
     faults.add_command(run)
     faults.add_command(plan)
     faults.add_command(report)

@@ -97,3 +97,19 @@ def tessera_bench_workloads() -> list[type]:
     from tessera_faults.bench import workloads
 
     return list(workloads())
+
+
+@tessera.hookimpl
+def tessera_tool_demos(host: Any) -> list[dict[str, Any]]:
+    """``tessera demo``: a small campaign per installed architecture (imported only then)."""
+    from tessera_faults.demos import available, run_demo
+
+    def runner(demo: Any) -> Any:
+        def run(workdir: Any) -> tuple[bool, str]:
+            ok, line, _summary = run_demo(demo, host, workdir)
+            return ok, line.split(" (results:")[0]
+
+        return run
+
+    return [{"name": d.label, "arch": d.arch, "description": d.description, "run": runner(d)}
+            for d in available(host)]
