@@ -364,3 +364,16 @@ def test_a_checker_that_raises_is_a_one_line_error_on_the_golden_run_and_an_sdc_
             "outputs": {"checker": "test_faults_campaign:checksum_word"}, "faults": {"targets": ["hart0.x"]}}
     with pytest.raises(ConfigError, match=r"outputs.checker .* raised ValueError on the golden run"):
         prepare(Campaign.from_dict(data, base_dir=str(tmp_path), source="c.toml"), host=host())
+
+
+def test_plan_shows_each_population_as_written(tmp_path, tessera_cli):
+    write_program(tmp_path)
+    toml = tmp_path / "c.toml"
+    toml.write_text('[program]\nprogram = "checksum.s"\narch = "rv32im"\nset = { ram = "1M" }\n'
+                    '[faults]\ntargets = ["mem.ram[data:+64]"]\nsampling = "random"\ncount = 3\n')
+    code, out, err = tessera_cli("faults", "plan", toml)
+    assert code == 0, err
+    assert "mem.ram[data:+64]/flip" in out        # brackets are not rich markup
+    code, out, err = tessera_cli("faults", "plan", toml, "--json", "--faults")
+    meta = json.loads(out)
+    assert code == 0 and len(meta["fault_list"]) == 3 and meta["golden"]["exit"] == 136

@@ -86,18 +86,19 @@ def plan(obj: Any, campaign: str, as_json: bool, list_faults: bool) -> int:
         click.echo(json.dumps(meta, indent=2, sort_keys=True))
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     golden = meta["golden"]
     console = Console(width=max(100, Console().width))
-    console.print(f"campaign {meta['name']}: {meta['program']} on {meta['arch']}; golden run {golden['steps']:,} "
+    console.print(f"campaign {escape(meta['name'])}: {meta['program']} on {meta['arch']}; golden run {golden['steps']:,} "
                   f"steps, exit {golden['exit']}, {golden['snapshots']} snapshots "
                   f"({golden['snapshot_bytes']:,} bytes); hang budget {meta['budget']:,} steps", highlight=False)
     table = Table(title=f"{meta['faults']:,} faults, sampling {meta['sampling']}")
     for col in ("population", "size", "sampled"):
         table.add_column(col, justify="left" if col == "population" else "right")
-    for pop in meta["populations"]:
-        table.add_row(pop["name"], f"{pop['size']:,}", f"{pop['sampled']:,}")
+    for pop in meta["populations"]:  # a range is written in brackets, which rich would take as markup
+        table.add_row(escape(pop["name"]), f"{pop['size']:,}", f"{pop['sampled']:,}")
     console.print(table)
     for text in meta.get("fault_list", []):
         click.echo(text)
