@@ -1,9 +1,11 @@
-/* The RISC-V demo of `tessera faults demo`: an insertion sort and a checksum over 32 words.
+/* The RISC-V demo of `tessera faults demo`: an insertion sort and a checksum over 80 words.
  *
  * It prints the sorted array's checksum and exits 0.  Before printing it checks two
- * invariants a fault can break -- the array is in order, and its sum is the sum it had
- * before sorting -- and exits 3 when one fails: the program *detecting* corruption,
- * which a campaign names with `detected = [3]`.
+ * invariants a fault can break -- every word is below LIMIT, and the array is in order --
+ * and exits 3 when one fails: the program *detecting* corruption, which a campaign names
+ * with `detected = [3]`.  The checks are cheap and partial on purpose: a flip in a low
+ * bit that keeps the order passes them, and the checksum it prints is then silently
+ * wrong (SDC).
  *
  * Built with build.sh (Debian's riscv64-unknown-elf-gcc, rv32im, freestanding).
  */
@@ -29,29 +31,30 @@ static void puthex(u32 v)
     put(buf);
 }
 
-#define N 32
+#define N 80
+#define LIMIT 1000                           /* every word is below it */
 u32 data[N] = {
-    907, 112, 455, 31, 768, 290, 643, 5, 871, 334, 219, 980, 76, 512, 398, 661,
-    143, 827, 54, 729, 468, 201, 935, 387, 18, 602, 275, 846, 139, 593, 720, 361,
+    331, 970, 154, 404, 666, 49, 74, 840, 548, 96, 374, 596, 59, 931, 519, 219,
+    38, 88, 444, 428, 71, 246, 92, 564, 434, 60, 846, 579, 126, 970, 228, 645,
+    642, 596, 970, 63, 590, 599, 406, 50, 999, 226, 47, 570, 879, 136, 296, 429,
+    147, 553, 120, 584, 315, 573, 835, 698, 185, 105, 595, 584, 654, 192, 381, 99,
+    560, 729, 64, 577, 61, 633, 210, 508, 696, 544, 437, 795, 321, 476, 599, 945,
 };
 
 int main(void)
 {
-    u32 before = 0;
-    for (int i = 0; i < N; i++) before += data[i];
     for (int i = 1; i < N; i++) {            /* insertion sort */
         u32 v = data[i];
         int j = i - 1;
         while (j >= 0 && data[j] > v) { data[j + 1] = data[j]; j--; }
         data[j + 1] = v;
     }
-    u32 after = 0, check = 0;
+    u32 check = 0;
     for (int i = 0; i < N; i++) {
+        if (data[i] >= LIMIT) { put("corrupted: out of range\n"); return 3; }
         if (i && data[i - 1] > data[i]) { put("corrupted: out of order\n"); return 3; }
-        after += data[i];
         check = (check << 5 | check >> 27) ^ data[i];
     }
-    if (after != before) { put("corrupted: sum changed\n"); return 3; }
     put("checksum ");
     puthex(check);
     return 0;
