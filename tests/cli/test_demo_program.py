@@ -145,6 +145,7 @@ def test_tool_demos_run_after_the_examples_and_a_raising_one_names_its_plugin(ca
     """``tessera_tool_demos``: a tool plugin's demos run after the architectures' examples,
     filtered by ``--arch``; one that raises is a plugin error naming the plugin."""
     import click
+
     import tessera
     import tessera_toyarch.plugin
     from tessera.cli.demo import run_tool_demos

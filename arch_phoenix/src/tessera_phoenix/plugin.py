@@ -27,7 +27,7 @@ def tessera_conformance_cases(arch):
 
 @tessera.hookimpl
 def tessera_fault_targets(machine):
-    """Vector registers lane by lane, for fault injection (tessera-faults)."""
+    """Vector registers lane by lane and the TLB entries, for fault injection (tessera-faults)."""
     from tessera_phoenix.fault_targets import fault_targets
 
     return fault_targets(machine) if machine.arch.name == "phoenix" else None

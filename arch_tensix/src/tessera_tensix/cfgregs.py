@@ -105,7 +105,7 @@ def state_id(thread: Any) -> int:
     return thread.tcfg.get(STATE_ID) & 1
 
 
-def _space(core: Any, bank: int, index: int, rmap: RegisterMap) -> tuple[ConfigSpace, int]:
+def config_space(core: Any, bank: int, index: int, rmap: RegisterMap) -> tuple[ConfigSpace, int]:
     """The field store of ``Config[bank][index]`` and the bank its loose bits are kept under."""
     if bank == 0 or index >= rmap.global_base:
         return core.cfg, 0
@@ -115,7 +115,7 @@ def _space(core: Any, bank: int, index: int, rmap: RegisterMap) -> tuple[ConfigS
 def read_cfg(core: Any, bank: int, index: int) -> int:
     """``Config[bank][index]`` as a 32-bit word."""
     rmap = register_map(core.chip)
-    space, key = _space(core, bank, index, rmap)
+    space, key = config_space(core, bank, index, rmap)
     word = banks(core).loose.get(("cfg", key, index), 0)
     fields = space.fields
     for name, shift, mask in rmap.cfg[index]:
@@ -127,7 +127,7 @@ def write_cfg(core: Any, bank: int, index: int, value: int, *, resets: bool = Tr
     """``Config[bank][index] = value`` with the write's immediate effects (``resets``:
     False for RMWCIB, which does not trigger the ``STATE_RESET_EN`` reset)."""
     rmap = register_map(core.chip)
-    space, key = _space(core, bank, index, rmap)
+    space, key = config_space(core, bank, index, rmap)
     value &= MASK32
     fields = space.fields
     for name, shift, mask in rmap.cfg[index]:

@@ -63,3 +63,12 @@ def tessera_bench_workloads():
     from tessera_tile.bench import workloads
 
     return workloads()
+
+
+@tessera.hookimpl
+def tessera_fault_targets(machine):
+    """Tile register files and tile CSRs, for fault injection (tessera-faults); the harts'
+    own CSRs come from the RISC-V plugin."""
+    from tessera_tile.fault_targets import fault_targets
+
+    return fault_targets(machine)

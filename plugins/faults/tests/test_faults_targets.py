@@ -11,14 +11,15 @@ import tessera
 from tessera.errors import ConfigError, PluginError
 from tessera.machine import Machine
 from tessera_faults import resolve, targets_of
-from tessera_riscv import RV32IM
+from tessera_riscv import RV32IM, csrs
 
 
 def test_a_risc_v_hart_has_its_register_file_its_ram_and_its_instruction_word():
     machine = rv_machine("li a0, 1\n")
     found = targets_of(machine)
     assert [(t.name, t.kind, t.shape, t.bits) for t in found.values()] == [
-        ("hart0.x", "register", (32,), 32), ("mem.ram", "memory", (0x100000,), 8), ("hart0.insn", "decode", (1,), 32)]
+        ("hart0.x", "register", (32,), 32), ("hart0.csr", "csr", (len(csrs.names(32)),), 32),
+        ("mem.ram", "memory", (0x100000,), 8), ("hart0.insn", "decode", (1,), 32)]
     x = found["hart0.x"]
     assert x.exclude == {0} and x.names[10] == "a0" and x.agent == "hart0"
     x.write(10, 0x1_2345_6789)                       # masked to the register's width
@@ -148,4 +149,6 @@ def test_tessera_faults_targets_lists_them(tessera_cli):
 def test_the_hook_is_a_hookspec_with_the_machine():
     h = host()
     machine = Machine(RV32IM, host=h, config={"ram": 0x100000})
-    assert [p for p, got in h.call_each("tessera_fault_targets", machine=machine) if got] == []   # RISC-V: none
+    answers = [(p, [t["name"] for t in got]) for p, got in h.call_each("tessera_fault_targets", machine=machine)
+               if got]
+    assert answers == [("riscv", ["hart0.csr"])]   # RISC-V: its CSRs; the other architectures: none

@@ -317,8 +317,9 @@ def resolve(machine: Any, text: str, agent: str | None = None,
             targets: Mapping[str, Target] | None = None) -> Entry:
     """The target (and entry) ``text`` names, on ``machine``.
 
-    ``NAME`` or ``NAME[I]`` / ``NAME[I,J]`` (``mem.ram[0x100]``: an address), ``mem[ADDR]``
-    (the RAM region holding ADDR), a register by name (``hart0.a0``, ``x5``), or a
+    ``NAME`` or ``NAME[I]`` / ``NAME[I,J]`` (``mem.ram[0x100]``: an address), ``NAME[ENTRY]``
+    (an entry's name: ``hart0.csr[mstatus]``), ``mem[ADDR]`` (the RAM region holding ADDR),
+    a register by name (``hart0.a0``, ``x5``), or a
     name without its agent (``x[5]``, ``insn``), which means ``agent``'s — the fault's
     agent, else the first CPU agent.  Anything else is a :class:`ConfigError`.
     """
@@ -327,11 +328,15 @@ def resolve(machine: Any, text: str, agent: str | None = None,
     if found is None:
         raise ConfigError(f"target {text!r}: write NAME, NAME[INDEX] or a register name")
     base, index_text = found.group(1), found.group(2)
-    coords = _coords(text, index_text, machine.symbols) if index_text is not None else None
     agent = agent or (machine.cpus[0].name if machine.cpus else None)
     target = targets.get(base)
     if target is None and agent is not None:
         target = targets.get(f"{agent}.{base}")
+    if target is not None and index_text is not None and target.names:
+        named = target.entry_index(index_text.strip())  # an entry's name before a program symbol
+        if named is not None:
+            return Entry(target, named)
+    coords = _coords(text, index_text, machine.symbols) if index_text is not None else None
     if target is None and base == "mem" and coords:
         target = _memory_at(targets, coords[0], text)
     if target is not None:

@@ -32,3 +32,11 @@ def tessera_bench_workloads():
     from tessera_riscv.bench import workloads
 
     return workloads()
+
+
+@tessera.hookimpl
+def tessera_fault_targets(machine):
+    """Each RiscvHart's implemented CSRs, for fault injection (tessera-faults)."""
+    from tessera_riscv.fault_targets import fault_targets
+
+    return fault_targets(machine)
