@@ -16,7 +16,7 @@ tools such as fault-injection campaigns: :func:`run_tasks`),
 
 from __future__ import annotations
 
-from tessera.batch.backends import check_address, connect
+from tessera.batch.backends import check_address, connect, scheduler_option
 from tessera.batch.execute import (
     RESULT_KEYS,
     TIMING_KEYS,
@@ -35,4 +35,4 @@ from tessera.batch.spec import KEYS, Spec
 
 __all__ = ["KEYS", "RESULT_KEYS", "TIMING_KEYS", "BatchProgress", "BatchSummary", "HostRecipe", "ResultsFile",
            "Spec", "captured_output", "check_address", "connect", "captured_text", "crashed_result", "error_line", "exit_status", "load_specs", "read_results", "run_batch",
-           "run_tasks", "worker_host"]
+           "run_tasks", "scheduler_option", "worker_host"]

@@ -34,7 +34,7 @@ from typing import Any
 from tessera.batch.execute import crashed_result
 from tessera.errors import ConfigError
 
-__all__ = ["DASK_MISSING", "DEFAULT_TASK", "connect", "dask_results", "local_results", "task_function"]
+__all__ = ["DASK_MISSING", "DEFAULT_TASK", "connect", "scheduler_option", "dask_results", "local_results", "task_function"]
 
 #: What a worker runs for each payload unless told otherwise: one ``tessera run`` spec.
 DEFAULT_TASK = "tessera.batch.execute:run_in_worker"
@@ -195,6 +195,17 @@ def check_address(address: str) -> str | None:
     if not 0 < int(match.group(1)) < 65536:
         return f"{address!r}: port {int(match.group(1))} is not 1..65535"
     return None
+
+
+def scheduler_option(_ctx: Any, _param: Any, value: str | None) -> str | None:
+    """A click callback for a ``--scheduler`` option: a malformed address is a usage error
+    (exit 2) before anything connects."""
+    import click
+
+    problem = None if value is None else check_address(value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
 
 
 def connect(address: str) -> Any:

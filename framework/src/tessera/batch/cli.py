@@ -8,21 +8,13 @@ from typing import Any
 
 import click
 
+from tessera.batch.backends import scheduler_option
+
 
 def default_output(runs: str) -> str:
     """``runs.jsonl`` -> ``runs.results.jsonl``, beside it."""
     root, _ext = os.path.splitext(runs)
     return f"{root}.results.jsonl"
-
-
-def _scheduler(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """A malformed address is a usage error before anything connects."""
-    from tessera.batch.backends import check_address
-
-    problem = None if value is None else check_address(value)
-    if problem is not None:
-        raise click.BadParameter(problem)
-    return value
 
 
 @click.command()
@@ -32,7 +24,7 @@ def _scheduler(_ctx: click.Context, _param: click.Parameter, value: str | None) 
                    "'-' = stdout, nothing resumed).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
               help="Local worker processes (default: the CPU count).")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", callback=_scheduler,
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", callback=scheduler_option,
               help="Run on the Dask cluster of this scheduler instead (pip install 'tessera[dask]').")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, notes or summary line.")
 @click.pass_obj

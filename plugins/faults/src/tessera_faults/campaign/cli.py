@@ -9,20 +9,13 @@ from typing import Any
 
 import click
 
+from tessera.batch import scheduler_option
+
 
 def default_output(campaign: str) -> str:
     """``sum.toml`` -> ``sum.results.jsonl``, beside it."""
     root, _ext = os.path.splitext(campaign)
     return f"{root}.results.jsonl"
-
-
-def _scheduler(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    from tessera.batch import check_address
-
-    problem = None if value is None else check_address(value)
-    if problem is not None:
-        raise click.BadParameter(problem)
-    return value
 
 
 @click.command("run")
@@ -31,7 +24,7 @@ def _scheduler(_ctx: click.Context, _param: click.Parameter, value: str | None) 
               help="Results file, JSON lines, resumed when it exists (default: CAMPAIGN with .results.jsonl).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
               help="Local worker processes (default: the CPU count).")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", callback=_scheduler,
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", callback=scheduler_option,
               help="Run on the Dask cluster of this scheduler instead (pip install 'tessera[dask]').")
 @click.option("--limit", type=click.IntRange(min=0), default=None, metavar="N",
               help="Inject at most N faults now (run again to go on).")
