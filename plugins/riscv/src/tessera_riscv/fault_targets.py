@@ -10,11 +10,15 @@ exist and what each stores follows the privileged spec's machine-mode CSR list
 Entries that hold no state a fault could change are in ``exclude``: the read-only CSRs
 (``mhartid``, ``cycle``, ``time`` …: they show other state, or a constant) and the
 writable ones that read as a constant (``misa``, ``mstatush``, ``mcountinhibit``, the
-HPM counters and events).  ``mcycle`` and ``minstret`` are excluded too: they change with
-every instruction, so they would look like every instruction's destination to a
-``class:`` trigger.  A write goes where the hart keeps the CSR, keeping only the
-bits it stores (``mstatus`` keeps MIE and MPIE, ``mepc`` drops bits 1:0 …), so a flip of
-a bit the hart does not implement is no change; ``mip`` — which CSR instructions cannot
+HPM counters and events).  ``mcycle`` and ``minstret`` are excluded too: they are not
+stored words but the engine's cycle and retired counts plus an offset, which inside a
+slice read the counts committed when it began — a flip there is a timing fault this
+target does not model.  (They are still *read* by ``values()``, so a campaign's final
+state includes them: a fault that changes how many instructions ran is visible.)
+
+A write goes where the hart keeps the CSR, keeping only the bits it stores (``mstatus``
+keeps MIE and MPIE, ``mepc`` drops bits 1:0 …), so a flip of a bit the hart does not
+implement is no change; ``mip`` — which CSR instructions cannot
 write — takes the bits as written, since its pending bits are state.
 
 Any machine whose agents include :class:`~tessera_riscv.hart.RiscvHart` harts gets
@@ -42,9 +46,8 @@ def implemented(hart: RiscvHart) -> list[tuple[int, str]]:
     return [(n, name) for n, name in sorted(csrs.names(hart.xlen).items()) if hart.csr_exists(n)]
 
 
-#: the free-running counters: they change with every instruction, so an instruction's
-#: destination (a ``class:`` trigger compares the harts' state before and after it) would
-#: always seem to include them; a fault in them is a timing fault the step budget ignores
+#: the free-running counters (the engine's counts plus an offset, not stored words): not
+#: faultable (module doc)
 COUNTERS = frozenset(n for n, name in csrs.names(64).items() | csrs.names(32).items()
                      if name in ("mcycle", "minstret", "mcycleh", "minstreth"))
 
