@@ -15,6 +15,8 @@ from tessera.isa.description import (
     Field,
     MemoryRegionSpec,
     RegisterFile,
+    RegisterRef,
+    RegisterUses,
 )
 from tessera.isa.disasm import Disassembler
 from tessera.isa.encoder import Encoder
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Architecture", "CacheSpec", "Encoding", "Example", "Field", "MemoryRegionSpec", "RegisterFile",
+    "RegisterRef", "RegisterUses",
     "CONTROL_FLAGS", "TRANSFER_FLAGS",
     "Decoder", "Disassembler", "Encoder", "Instruction", "ILLEGAL",
     "SemanticRef", "SemanticsRegistry", "specialised", "swap",

@@ -58,6 +58,13 @@ TRANSFER_FLAGS = frozenset({"branch", "jump", "trap"})
 #: Values of :attr:`Architecture.control_flow`.
 CONTROL_FLOW_SOURCES = ("code", "flags")
 
+#: One register of the executing agent, as :attr:`Architecture.register_uses` names it:
+#: ``(register file name, index)``.
+RegisterRef = tuple[str, int]
+#: What :attr:`Architecture.register_uses` answers for one decoded instruction: the
+#: registers it reads, then those it writes.
+RegisterUses = tuple[tuple[RegisterRef, ...], tuple[RegisterRef, ...]]
+
 
 def _pieces(value: Any) -> tuple[tuple[int, int], ...]:
     """Accept ``"31:25,11:7"``, ``(31, 25)``, or ``((31, 25), (11, 7))``."""
@@ -512,6 +519,18 @@ class Architecture:
       the ``control-flags`` conformance check; ``"code"`` (the default) — not declared,
       blocks end where the semantic functions may return a PC.  Either way a block ends
       after a row with a control flag and after one whose function may return a PC.
+    * ``register_uses(ins)`` says which registers of the executing agent a decoded
+      instruction reads and writes, for tools doing def/use analysis (the faults
+      plugin's campaigns classify a fault in a register that is never read again
+      without running on): ``(reads, writes)``, each a tuple of ``(register file name,
+      index)``; a function ``uses(agent)`` giving that pair for one execution, called
+      after it completed, when which registers it uses depends on state (a RISC-V
+      ``ecall``'s call number in ``a7``); or ``None`` when it cannot say (an
+      extension's instruction whose semantics may touch any register).  ``reads`` may
+      list more than the instruction reads, never less; ``writes`` lists exactly the
+      registers every execution completing without a trap writes (one it writes only
+      sometimes belongs in ``reads``).  ``None`` (the default):
+      not declared, and tools assume any instruction may read anything.
     """
 
     name: str
@@ -547,6 +566,7 @@ class Architecture:
     settings: Settings | None = attrs.field(default=None, converter=_settings)
     elf_extensions: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     control_flow: str = "code"
+    register_uses: Callable[[Any], RegisterUses | Callable[[Any], RegisterUses] | None] | None = None
 
     def assembler_class(self) -> type:
         """The assembler class: :attr:`assembler` (imported now if named), else the generic one."""
@@ -585,6 +605,9 @@ class Architecture:
         if self.control_flow not in CONTROL_FLOW_SOURCES:
             raise ConfigError(f"architecture {self.name}: control_flow must be one of "
                               f"{', '.join(map(repr, CONTROL_FLOW_SOURCES))}, not {self.control_flow!r}")
+        if self.register_uses is not None and not callable(self.register_uses):
+            raise ConfigError(f"architecture {self.name}: register_uses must be a function of a decoded "
+                              "instruction, or None")
         if self.endian not in ("little", "big"):
             raise ConfigError(f"architecture {self.name}: endian must be 'little' or 'big'")
         for ext in self.elf_extensions:

@@ -38,7 +38,7 @@ import attrs
 from tessera.errors import ConfigError
 from tessera.isa import Architecture, Encoding, Field
 from tessera.settings import Settings
-from tessera_riscv import encoding, fields, traps
+from tessera_riscv import encoding, fields, traps, uses
 from tessera_riscv.board import build, build_board
 from tessera_riscv.config import riscv_settings
 from tessera_riscv.hart import dump, dump_text
@@ -183,6 +183,7 @@ def make_arch(name: str, xlen: int, extensions: Iterable[RiscvExtension] = (),
         dump=dump,
         dump_text=dump_text,
         refine=encoding.refine,
+        register_uses=uses.register_uses,  # base rows exactly; system and extension rows: unknown
         control_flow="flags",  # rows declare branch/jump/trap/halt/wait (tessera_riscv.semantics.*.ROWS)
         comment_chars="#",
         assembler="tessera_riscv.asm:RiscvAssembler",

@@ -56,6 +56,22 @@ class RiscvIO:
         return {"stdout": len(self.stdout), "stderr": len(self.stderr)}
 
 
+#: what each call reads and writes (``x`` registers), for :func:`uses`
+_A0, _A1, _A2, _A7 = ("x", 10), ("x", 11), ("x", 12), ("x", 17)
+_USES: dict[int, tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = {
+    SYS_WRITE: ((_A0, _A1, _A2, _A7), (_A0,)),
+    SYS_EXIT: ((_A0, _A7), ()),
+    SYS_EXIT_GROUP: ((_A0, _A7), ()),
+}
+_OTHER = ((_A7,), (_A0,))
+
+
+def uses(hart: Any) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """The registers the call just made read and wrote (``Architecture.register_uses`` of
+    ``ecall``, asked after the call: ``a7`` still holds its number — no call writes it)."""
+    return _USES.get(hart.x[17], _OTHER)
+
+
 def system_call(hart: Any) -> None:
     """Carry out the call in ``a7`` (see the module docstring)."""
     x = hart.x
