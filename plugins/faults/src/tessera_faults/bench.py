@@ -103,7 +103,8 @@ def write_program(directory: str | Path, outer: int) -> Path:
     return path
 
 
-def campaign_data(program: Path, *, count: int, snapshots: int, seed: int, converge: bool = True) -> dict[str, Any]:
+def campaign_data(program: Path, *, count: int, snapshots: int, seed: int, converge: bool = True,
+                  prune: bool = True) -> dict[str, Any]:
     """A campaign (the parsed-TOML form) over the checksum program: ``count`` random
     single-bit flips of ``hart0.x`` spread over the whole golden run."""
     return {
@@ -111,7 +112,7 @@ def campaign_data(program: Path, *, count: int, snapshots: int, seed: int, conve
         "program": {"program": str(program), "arch": ARCH, "format": "asm", "set": {"ram": "1M"}},
         "outputs": {"memory": ["result:+4"]},
         "faults": {"targets": ["hart0.x"], "models": ["flip"], "sampling": "random", "count": count},
-        "run": {"snapshots": snapshots, "converge": converge},
+        "run": {"snapshots": snapshots, "converge": converge, "prune": prune},
     }
 
 

@@ -114,10 +114,10 @@ class FastForward(_CampaignWorkload):
         count = ctx.size(FASTFORWARD_FAULTS, minimum=4, quick=10)
         self.plans: dict[str, Any] = {}
         seconds: dict[str, float] = {}
-        for variant, snapshots, converge in (("fast-forward", SNAPSHOTS, True), ("from-start", 0, True),
-                                             ("naive", 0, False)):
+        for variant, snapshots, shortcuts in (("fast-forward", SNAPSHOTS, True), ("from-start", 0, True),
+                                              ("naive", 0, False)):
             campaign = Campaign.from_dict(campaign_data(program, count=count, snapshots=snapshots, seed=SEED,
-                                                        converge=converge),
+                                                        converge=shortcuts, prune=shortcuts),
                                           base_dir=str(program.parent), source="faults-fastforward")
             t0 = time.perf_counter()
             plan = prepare(campaign, host=self.host)
@@ -135,7 +135,7 @@ class FastForward(_CampaignWorkload):
                      "snapshot_bytes": golden.describe()["snapshot_bytes"]}
         self.check = self._check()
         return [Variant(v, self._runner(v), f"[run] snapshots = {SNAPSHOTS if v == 'fast-forward' else 0}"
-                                            f"{', converge = false' if v == 'naive' else ''}, "
+                                            f"{', converge = false, prune = false' if v == 'naive' else ''}, "
                                             "every injection in this process")
                 for v in self.plans]
 
@@ -154,12 +154,12 @@ class FastForward(_CampaignWorkload):
                 raise BenchFailure("from-start: an injection did not start from step 0")
             if variant == "fast-forward" and not any(starts):
                 raise BenchFailure("fast-forward: no injection started from a snapshot")
-            executed = sum(max(0, (r.get("converged_at") or r["steps"] or 0) - (r["from_step"] or 0))
-                           for r in results)  # a converged run stopped at converged_at
+            executed = sum(max(0, _stopped_at(r) - (r["from_step"] or 0)) for r in results)
             return Sample(seconds, len(results), {
                 "instructions_run": executed, "mean_from_step": sum(starts) / len(starts),
                 "mean_task_seconds": sum(r["seconds"] for r in results) / len(results), "outcomes": outcomes,
-                "converged": sum(1 for r in results if r.get("converged_at") is not None)})
+                "converged": sum(1 for r in results if r.get("converged_at") is not None and not r.get("pruned")),
+                "pruned": sum(1 for r in results if r.get("pruned"))})
 
         return run
 
@@ -181,6 +181,14 @@ class FastForward(_CampaignWorkload):
         naive = f"; {derived['naive_speedup']:.2f}x naive" if "naive_speedup" in derived else ""
         return [f"{derived['fastforward_speedup']:.2f}x from-start "
                 f"({derived['executed_ratio']:.2f}x fewer instructions run){naive}"]
+
+
+def _stopped_at(result: dict[str, Any]) -> int:
+    """The step an injection's run stopped at: its trigger when pruned, the checkpoint where it
+    converged, else its end."""
+    if result.get("pruned"):
+        return int(result["step"])
+    return int(result.get("converged_at") or result["steps"] or 0)
 
 
 #: variant -> local worker processes (``None``: the Dask cluster's two workers)

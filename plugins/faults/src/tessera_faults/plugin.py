@@ -63,6 +63,26 @@ def tessera_execute_instrument(machine: MachineLike, arch: ArchitectureLike,
     return inject.instrument(machine, arch, ins) if inject is not None else None
 
 
+def _liveness() -> Any:
+    """The campaign's def/use recorder module if a campaign imported it, else ``None``."""
+    return sys.modules.get("tessera_faults.campaign.liveness")
+
+
+@tessera.hookimpl
+def tessera_execute_observe(machine: MachineLike, arch: ArchitectureLike, ins: InstructionLike) -> Any:
+    live = _liveness()
+    recorder = live.LIVENESS.get(machine) if live is not None else None
+    return recorder.observer(arch, ins) if recorder is not None else None
+
+
+@tessera.hookimpl
+def tessera_trap(machine: MachineLike, agent: Any, trap: Any) -> None:
+    live = _liveness()
+    recorder = live.LIVENESS.get(machine) if live is not None else None
+    if recorder is not None:
+        recorder.trap(agent)
+
+
 @tessera.hookimpl
 def tessera_run_finished(machine: MachineLike, result: RunResult) -> None:
     inject = _inject()

@@ -36,6 +36,7 @@
     budget_factor = 2.0               # a run longer than golden steps × this (+ budget_slack) hangs
     budget_slack = 1000
     converge = true                   # stop a run whose whole state is the golden run's again (masked)
+    prune = true                      # decide faults in registers never read again without running on
     max_faults = 1000000              # refuse a fault list longer than this
 
 Every problem is one :class:`~tessera.errors.ConfigError` line naming the file and the key.
@@ -60,7 +61,7 @@ TOP_KEYS = ("name", "seed", "program", "outputs", "faults", "run")
 OUTPUT_KEYS = ("stdout", "exit", "memory", "structures", "checker", "detected")
 FAULT_KEYS = ("targets", "classes", "models", "sampling", "count", "margin", "confidence", "window",
               "stuck_window", "faults")
-RUN_KEYS = ("snapshots", "budget_factor", "budget_slack", "converge", "max_faults")
+RUN_KEYS = ("snapshots", "budget_factor", "budget_slack", "converge", "prune", "max_faults")
 #: the fault models a campaign samples (``flip:K[:random]`` adds a bit count and spread)
 MODEL_NAMES = ("flip", "random", "zero", "stuck0", "stuck1", "skip")
 
@@ -133,6 +134,7 @@ class Campaign:
     budget_factor: float = 2.0
     budget_slack: int = 1000
     converge: bool = True
+    prune: bool = True
     max_faults: int = 1_000_000
     source: str = "(in memory)"
 
@@ -221,6 +223,17 @@ def _fraction(table: Mapping[str, Any], key: str, where: str, default: float) ->
     return float(value)
 
 
+def _run_checks(run: Mapping[str, Any], where: str) -> float:
+    """Check ``[run]``'s flags; its budget factor."""
+    for flag in ("converge", "prune"):
+        if not isinstance(run.get(flag, True), bool):
+            raise ConfigError(f"{where}: run.{flag} must be true or false")
+    factor = run.get("budget_factor", 2.0)
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or not math.isfinite(factor) or factor < 1:
+        raise ConfigError(f"{where}: run.budget_factor must be a number >= 1, not {factor!r}")
+    return float(factor)
+
+
 def _build(data: Mapping[str, Any], base_dir: str, source: str) -> Campaign:
     where = source
     unknown = [k for k in data if k not in TOP_KEYS]
@@ -279,16 +292,12 @@ def _build(data: Mapping[str, Any], base_dir: str, source: str) -> Campaign:
         raise ConfigError(f"{where}: [faults] names no targets, classes or faults: nothing to inject")
 
     run = _table(data, "run", where, RUN_KEYS)
-    if not isinstance(run.get("converge", True), bool):
-        raise ConfigError(f"{where}: run.converge must be true or false")
-    factor = run.get("budget_factor", 2.0)
-    if isinstance(factor, bool) or not isinstance(factor, int | float) or not math.isfinite(factor) or factor < 1:
-        raise ConfigError(f"{where}: run.budget_factor must be a number >= 1, not {factor!r}")
+    factor = _run_checks(run, where)
     return Campaign(
         name=name.strip(), seed=seed, program=program, outputs=outputs, targets=targets, classes=classes,
         models=models, sampling=sampling, count=_int(faults, "count", where, 100, 1),
         margin=_fraction(faults, "margin", where, 0.05), confidence=_fraction(faults, "confidence", where, 0.95),
         window=window, stuck_window=stuck, faults=explicit, snapshots=_snapshots(run, where),
         budget_factor=float(factor), budget_slack=_int(run, "budget_slack", where, 1000, 0),
-        converge=run.get("converge", True),
+        converge=run.get("converge", True), prune=run.get("prune", True),
         max_faults=_int(run, "max_faults", where, 1_000_000, 1), source=source)

@@ -29,6 +29,7 @@ from tessera.batch import BatchProgress, HostRecipe, ResultsFile, load_specs, ru
 from tessera.errors import ConfigError
 from tessera_faults.campaign.config import Campaign, load_campaign
 from tessera_faults.campaign.golden import Golden, build_machine, golden_run
+from tessera_faults.campaign.liveness import record_liveness, wanted
 from tessera_faults.campaign.space import PlannedFault, plan, populations
 
 __all__ = ["TASK", "CampaignPlan", "CampaignSummary", "prepare", "run_campaign"]
@@ -72,6 +73,8 @@ class CampaignPlan:
     key: str
     shared: dict[str, Any]
     program: dict[str, Any]
+    #: what the def/use record of the golden run covers (``None``: no pruning)
+    liveness: dict[str, Any] | None = None
 
     def payload(self, fault: PlannedFault) -> dict[str, Any]:
         digest = hashlib.sha256(f"{self.key}\0{fault.text}".encode()).hexdigest()
@@ -84,7 +87,7 @@ class CampaignPlan:
                 "seed": c.seed, "sampling": c.sampling, "margin": c.margin, "confidence": c.confidence,
                 "count": c.count, "models": [str(m) for m in c.models], "outputs": attrs.asdict(c.outputs),
                 "budget": self.shared["budget"], "key": self.key, "golden": self.golden.describe(),
-                "faults": len(self.faults), "populations": list(self.populations)}
+                "faults": len(self.faults), "populations": list(self.populations), "liveness": self.liveness}
 
 
 def _host(host: Any) -> Any:
@@ -106,6 +109,7 @@ def prepare(campaign: Campaign | str | os.PathLike[str], *, host: Any = None) ->
     (spec,) = load_specs([campaign.program], host)
     program = dict(spec.payload)
     golden = golden_run(campaign, program, host)
+    live = record_liveness(program, host, golden.steps) if wanted(campaign) else None
     machine = build_machine(program, host)
     pops = populations(campaign, machine, golden.steps, golden.class_counts)
     faults, described = plan(campaign, pops)
@@ -117,8 +121,10 @@ def prepare(campaign: Campaign | str | os.PathLike[str], *, host: Any = None) ->
     shared = {"key": key, "engine": program["engine"], "budget": budget,
               "checkpoints": [(c.step, c.snapshot, c.stdout, c.digest, c.whole) for c in golden.checkpoints],
               "golden": {"steps": golden.steps, "cycles": golden.cycles, "exit": golden.exit, "outputs": golden.outputs, "state": golden.state},
-              "outputs": attrs.asdict(campaign.outputs)}
-    return CampaignPlan(campaign, golden, tuple(faults), tuple(described), key, shared, program)
+              "outputs": attrs.asdict(campaign.outputs),
+              "liveness": live.shared() if live is not None else None}
+    return CampaignPlan(campaign, golden, tuple(faults), tuple(described), key, shared, program,
+                        live.describe() if live is not None else None)
 
 
 def _check_faults(faults: list[PlannedFault], machine: Any) -> None:

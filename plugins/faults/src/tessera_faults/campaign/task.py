@@ -15,7 +15,11 @@ the fault has done its work (not a stuck-at still holding) and the standard outp
 is the golden run's, the whole machine is compared too (``convergence_digest``): equal,
 the rest of the run would be the golden run's, so it stops there as ``masked``
 (``converged_at``) — most masked faults cost one checkpoint interval, not the rest of the
-program (``[run] converge = false`` runs every injection to its end).  Then
+program (``[run] converge = false`` runs every injection to its end).  Before any of
+that, when the golden run's def/use record (:mod:`~tessera_faults.campaign.liveness`)
+says the register a one-value fault changed is written before it is read again, or never
+accessed again, a pause right after the injection stops the run: ``masked`` or
+``latent``, ``pruned`` saying which (``[run] prune = false`` turns it off).  Then
 :func:`classify`:
 
 ==================  ======================================================================
@@ -56,6 +60,19 @@ FAILURES = ("sdc", "detected", "crash", "hang", "deadlock")
 _APPLIED = ("injected", "stuck")
 
 
+class Pruned(TesseraError):
+    """Raised from the pause just after the injection when the golden run never reads the
+    faulted register again (:mod:`~tessera_faults.campaign.liveness`); caught in
+    :func:`_inject`, never seen outside."""
+
+    exit_code = 0
+    kind = "pruned"
+
+    def __init__(self, how: str, at: int | None) -> None:
+        super().__init__(f"the faulted register is {how}")
+        self.how, self.at = how, at
+
+
 class Converged(TesseraError):
     """Raised from a checkpoint's pause to end an injection whose machine is the golden run's
     again (caught in :func:`_inject`, never seen outside)."""
@@ -69,7 +86,7 @@ def _base(payload: dict[str, Any]) -> dict[str, Any]:
             "population": payload["population"], "model": payload["model"], "class": payload.get("class"),
             "structure": None, "entry": None, "bits": None, "old": None, "new": None, "step": payload.get("step"),
             "outcome": "error", "exit": None, "error": None, "steps": None, "cycles": None, "differs": [],
-            "diverged_at": None, "converged_at": None, "from_step": None, "seconds": 0.0}
+            "diverged_at": None, "converged_at": None, "pruned": None, "from_step": None, "seconds": 0.0}
 
 
 def classify(error: BaseException | None, record: dict[str, Any], differs: list[str], exit: int | None,
@@ -141,29 +158,32 @@ def _inject(payload: dict[str, Any], recipe: Any, shared: dict[str, Any], out: d
 
             return compare
 
+        live = shared.get("liveness")
+        if live and step is not None:
+            machine.pause_at(step, _pruner(live, record, spec), plugin="faults")
         for cp_step, _snap, text, digest, whole in checkpoints:
             if cp_step > start and (step is None or cp_step > step):
                 machine.pause_at(cp_step, comparer(digest, whole, text), plugin="faults")
         result: Any = None
         error: BaseException | None = None
         converged = None
+        pruned: Pruned | None = None
         try:
             result = machine.run(max_steps=max(1, shared["budget"] - machine.total_steps))
         except BudgetExceeded as exc:
             result, error = exc.result, exc
         except Converged:
             converged = machine.total_steps
+        except Pruned as exc:
+            pruned = exc
         except TesseraError as exc:
             error = exc
         stdout = stdout_before + captured_text(stream)
-    for key, field in (("structure", "name"), ("entry", "target"), ("bits", "bits"), ("old", "old"),
-                       ("new", "new")):
-        out[key] = record.get(field)
-    if out["structure"] is None and record.get("status") in _APPLIED and str(record.get("target", "")).endswith(".insn"):
-        out["structure"] = record["target"]
-    if record.get("step") is not None:
-        out["step"] = record["step"]
+    _fault_fields(out, record)
     out["diverged_at"] = diverged[0] if diverged else None
+    if pruned is not None:  # the rest of the run is the golden run's, but for one dead register
+        _pruned_result(out, pruned, steps, golden)
+        return
     if converged is not None:  # the rest of the run is the golden run's
         out.update(outcome="masked", converged_at=converged, steps=golden["steps"], cycles=golden["cycles"],
                    exit=golden["exit"])
@@ -183,3 +203,51 @@ def _inject(payload: dict[str, Any], recipe: Any, shared: dict[str, Any], out: d
     out["differs"] = differs
     out["outcome"] = classify(error, record, differs, status if error is None else None, golden["exit"],
                               spec.detected, latent)
+
+
+def _fault_fields(out: dict[str, Any], record: dict[str, Any]) -> None:
+    """What the fault changed and where it fired, from the injector's record."""
+    for key, field in (("structure", "name"), ("entry", "target"), ("bits", "bits"), ("old", "old"),
+                       ("new", "new")):
+        out[key] = record.get(field)
+    if out["structure"] is None and record.get("status") in _APPLIED and str(record.get("target", "")).endswith(".insn"):
+        out["structure"] = record["target"]
+    if record.get("step") is not None:
+        out["step"] = record["step"]
+
+
+def _pruner(live: dict[str, Any], record: dict[str, Any], spec: OutputSpec) -> Callable[[Any], None]:
+    """The pause just after a step trigger: stop the run when the register the fault changed
+    is dead in the golden run from here (:func:`~tessera_faults.campaign.liveness.classify_dead`).
+    An unread register makes the fault latent only when no output can see registers."""
+    from tessera_faults.campaign.liveness import classify_dead
+
+    def prune(m: Any) -> None:
+        entry = live.get(str(record.get("name")))
+        if entry is None or record.get("status") != "injected" or record.get("step") != m.total_steps \
+                or record.get("new") == record.get("old"):
+            return
+        agent = m.agent(str(record["name"]).rsplit(".", 1)[0])
+        local = int(agent.instret)
+        how, at = classify_dead(entry, int(record["index"]), local)
+        if how == "read" or (how == "unread" and (spec.structures or spec.checker)):
+            return
+        # the step after the overwriting instruction, where one agent's count is the machine's
+        after = m.total_steps + (at - local) + 1 if at is not None and len(m.cpus) == 1 else None
+        raise Pruned(how, after)
+
+    return prune
+
+
+def _pruned_result(out: dict[str, Any], pruned: Pruned, checkpoints: list[int], golden: dict[str, Any]) -> None:
+    """The result of a pruned injection: the golden run's end, the register masked or latent;
+    ``diverged_at`` / ``converged_at`` as the checkpoints would have seen them."""
+    step = out["step"]
+    later = [c for c in checkpoints if c > max(step, out["from_step"] or 0)]
+    if pruned.how == "unread":
+        out.update(outcome="latent", diverged_at=later[0] if later else None)
+    else:
+        until = pruned.at
+        differs = [c for c in later if until is not None and c < until]
+        out.update(outcome="masked", converged_at=until, diverged_at=differs[0] if differs else None)
+    out.update(pruned=pruned.how, steps=golden["steps"], cycles=golden["cycles"], exit=golden["exit"], differs=[])
