@@ -58,7 +58,8 @@ class Recorder:
     """Numbers each agent's completed instructions and records the registers they use."""
 
     def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
+        #: per agent, its completed instructions so far (a one-item list: observers share it)
+        self.counts: dict[str, list[int]] = {}
         self.reads: dict[tuple[str, str, int], array[int]] = {}
         self.writes: dict[tuple[str, str, int], array[int]] = {}
         #: instruction numbers of an agent that may read anything (unknown operands, traps)
@@ -66,82 +67,92 @@ class Recorder:
         self.files: dict[str, tuple[tuple[str, int], ...]] = {}
 
     def observer(self, arch: Any, ins: Any) -> Any:
-        """The observer for one decoded instruction (``None``: its architecture declares no uses)."""
+        """The observer for one decoded instruction (``None``: its architecture declares no uses).
+
+        It runs after every completed execution, so it is kept small: per agent it caches
+        the agent's counter and the lists it appends to (one agent runs a decoded entry
+        at a time, and an entry is shared only by agents of one architecture)."""
         declare = getattr(arch, "register_uses", None)
         if declare is None:
             return None
         uses = declare(ins)
-        counts = self.counts
         if uses is None:
-            barriers = self.barriers
-
             def unknown(agent: Any, ins: Any) -> None:
-                name = agent.name
-                i = counts.get(name, 0)
-                counts[name] = i + 1
-                self._agent(agent)
-                barriers.setdefault(name, array("q")).append(i)
+                counter = self._counter(agent)
+                self.barriers[agent.name].append(counter[0])
+                counter[0] += 1
 
             return unknown
-        read_lists, write_lists = self.reads, self.writes
         if callable(uses):  # which registers depends on state: ask after each execution
             dynamic = uses
 
             def observe_dynamic(agent: Any, ins: Any) -> None:
-                name = agent.name
-                i = counts.get(name)
-                if i is None:
-                    i = 0
-                    self._agent(agent)
-                counts[name] = i + 1
+                counter = self._counter(agent)
+                i = counter[0]
+                counter[0] = i + 1
                 reads, writes = dynamic(agent)
-                for lists, regs in ((read_lists, reads), (write_lists, writes)):
+                for lists, regs in ((self.reads, reads), (self.writes, writes)):
                     for file, index in regs:
-                        lists.setdefault((name, file, index), array("q")).append(i)
+                        lists.setdefault((agent.name, file, index), array("q")).append(i)
 
             return observe_dynamic
         reads, writes = uses
         reads = tuple(dict.fromkeys(reads))  # rs1 = rs2 reads one register once
         writes = tuple(dict.fromkeys(writes))
+        cache: dict[str, tuple[list[int], tuple[Any, ...]]] = {}
 
         def observe(agent: Any, ins: Any) -> None:
-            name = agent.name
-            i = counts.get(name)
-            if i is None:
-                i = 0
-                self._agent(agent)
-            counts[name] = i + 1
-            for file, index in reads:
-                key = (name, file, index)
-                got = read_lists.get(key)
-                if got is None:
-                    got = read_lists[key] = array("q")
-                got.append(i)
-            for file, index in writes:
-                key = (name, file, index)
-                got = write_lists.get(key)
-                if got is None:
-                    got = write_lists[key] = array("q")
-                got.append(i)
+            got = cache.get(agent.name)
+            if got is None:
+                got = cache[agent.name] = self._lists(agent, reads, writes)
+            counter, lists = got
+            i = counter[0]
+            counter[0] = i + 1
+            for events in lists:
+                events.append(i)
 
         return observe
+
+    def _counter(self, agent: Any) -> list[int]:
+        counter = self.counts.get(agent.name)
+        if counter is None:
+            self._agent(agent)
+            counter = self.counts[agent.name] = [0]
+        return counter
+
+    def _lists(self, agent: Any, reads: tuple[Any, ...], writes: tuple[Any, ...]) -> tuple[list[int], tuple[Any, ...]]:
+        name = agent.name
+        lists = [self.reads.setdefault((name, f, i), array("q")) for f, i in reads]
+        lists += [self.writes.setdefault((name, f, i), array("q")) for f, i in writes]
+        return self._counter(agent), tuple(lists)
 
     def _agent(self, agent: Any) -> None:
         if agent.name not in self.files:
             self.files[agent.name] = tuple((rf.name, rf.count) for rf in agent.arch.register_files if rf.storage)
+            self.barriers.setdefault(agent.name, array("q"))
 
     def trap(self, agent: Any) -> None:
         """``agent`` trapped: its instruction read who knows what (a barrier at its number)."""
-        name = agent.name
-        if name in self.files or getattr(agent.arch, "register_uses", None) is not None:
-            self._agent(agent)
-            self.barriers.setdefault(name, array("q")).append(self.counts.get(name, 0))
+        if agent.name in self.files or getattr(agent.arch, "register_uses", None) is not None:
+            at = self._counter(agent)[0]
+            self.barriers[agent.name].append(at)
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` for what is mostly sorted already (appended in order): a sort and a mask."""
+    values = np.sort(values, kind="stable")
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def _segments(reads: np.ndarray, writes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Segment ends and kinds of one register's events (the module doc)."""
-    reads = np.unique(reads)
-    writes = np.setdiff1d(np.unique(writes), reads, assume_unique=True)
+    reads, writes = _sorted_unique(reads), _sorted_unique(writes)
+    writes = writes[~np.isin(writes, reads, assume_unique=True)]
     events = np.concatenate([reads, writes])
     kinds = np.concatenate([np.full(len(reads), _READ, np.uint8), np.full(len(writes), _WRITE, np.uint8)])
     order = np.argsort(events, kind="stable")
@@ -172,7 +183,7 @@ class Liveness:
         empty = np.zeros(0, np.int64)
         for name, regfiles in recorder.files.items():
             agent = machine.agent(name)
-            if recorder.counts.get(name, 0) != int(agent.instret):
+            if recorder.counts.get(name, [0])[0] != int(agent.instret):
                 continue  # its instructions were not numbered as it counts them: nothing kept
             barrier = np.frombuffer(recorder.barriers.get(name, array("q")), np.int64)
             for file, count in regfiles:
