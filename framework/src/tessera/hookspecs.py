@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: tessera.protocols is n
         Observer,
         TimingModel,
     )
+    from tessera.settings import Settings
     from tessera.sync import SyncEvent
 
 hookspec = pluggy.HookspecMarker("tessera")
@@ -91,6 +92,24 @@ def tessera_run_options() -> list[click.Option]:
     For tool plugins (``--trace FORMAT``).  Parameter names must not clash with the
     built-in options or another plugin's (a clash is refused naming the plugin).  The
     values the user gave reach :func:`tessera_run_configure`.
+    """
+
+
+@hookspec
+def tessera_tool_settings() -> Settings | None:
+    """Declare a tool plugin's machine-configuration keys, or return ``None``.
+
+    Return a :class:`tessera.settings.Settings` whose keys (and family prefixes) are
+    the tool's own, named after it: ``cycles`` and ``cycles.NAME``.  A machine's
+    configuration may then hold them beside its architecture's — ``--set
+    cycles.miss_penalty=30``, ``Machine(arch, config={"cycles": "inorder"})`` — and
+    they are checked against this declaration (unknown key, wrong kind, out of range:
+    one-line :class:`~tessera.errors.ConfigError`) before the machine is built, so a
+    tool that must act while the machine is built (a timing model) reads them from
+    ``machine.tool_config`` (``machine.config`` keeps the architecture's keys; a snapshot
+    keeps both).  A key both an architecture and a tool declare is the tool's.
+    A ``tessera_run_options`` option whose parameter name is one of these keys sets
+    that key (``--cycles inorder`` is ``--set cycles=inorder``).
     """
 
 

@@ -146,6 +146,7 @@ class PluginHost:
         self._provided: dict[str, list[Any]] = {}           # plugin -> architectures it returned
         self._registered: list[str] = []                    # in pluggy's registration order
         self._architectures: dict[str, tuple[Any, str]] | None = None
+        self._tool_settings: list[tuple[str, Any]] | None = None
         self._unreported: list[PluginRecord] = []           # failed or refused, not logged yet
         #: ``(where, name)`` of every name in the selection: ``where`` is ``"disabled"`` /
         #: ``"only"`` for the arguments, or the environment variable it came from
@@ -356,6 +357,7 @@ class PluginHost:
         )
         self._registered.append(record.name)
         self._architectures = None
+        self._tool_settings = None
         return record
 
     def _unknown_hooks(self) -> list[tuple[str, list[Any]]]:
@@ -378,6 +380,7 @@ class PluginHost:
             self._registered.remove(name)
         self._provided.pop(name, None)
         self._architectures = None
+        self._tool_settings = None
 
     # ------------------------------------------------------------------ calling
 
@@ -434,6 +437,25 @@ class PluginHost:
             if res is not None:
                 return impl.plugin_name, res
         return None
+
+    def tool_settings(self) -> list[tuple[str, Any]]:
+        """``[(plugin, Settings), ...]``: the configuration keys tool plugins declare
+        (``tessera_tool_settings``), asked once and kept until a plugin is registered or
+        removed.  A plugin returning something that is not a ``Settings`` is a
+        :class:`PluginError` naming it."""
+        if self._tool_settings is None:
+            from tessera.settings import Settings
+
+            found = []
+            for plugin, got in self.call_each("tessera_tool_settings", isolate=False):
+                if got is None:
+                    continue
+                if not isinstance(got, Settings):
+                    raise PluginError(f"tessera_tool_settings returned {type(got).__name__}, not a "
+                                      "tessera.settings.Settings", plugin=plugin)
+                found.append((plugin, got))
+            self._tool_settings = found
+        return list(self._tool_settings)
 
     # ------------------------------------------------------------------ registry
 

@@ -390,6 +390,11 @@ class HostLike(Protocol):
         """The first answer that is not ``None``, with its plugin."""
         ...
 
+    def tool_settings(self) -> list[tuple[str, Any]]:
+        """``[(plugin, Settings), ...]`` of ``tessera_tool_settings`` (a stand-in host may
+        leave it out: the machine then knows no tool keys)."""
+        ...
+
 
 class TimingModel(Protocol):
     """What ``tessera_timing_model`` returns (the default is ``tessera.machine.NominalTiming``)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -496,3 +496,24 @@ def check_config(arch: Any, config: Mapping[str, Any] | None) -> dict[str, Any]:
         return config
     name = getattr(arch, "name", "")
     return declared.check(config, label=name, arch=name)
+
+
+def split_tool_config(config: Mapping[str, Any] | None,
+                      tools: Sequence[Settings]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(tool keys checked, the rest)`` of a machine's configuration: the keys a tool plugin
+    declares (``tools``: the ``Settings`` of ``tessera_tool_settings``) checked against its
+    declaration (:class:`ConfigError`: one line), the others left for the architecture."""
+    rest = dict(config or {})
+    checked: dict[str, Any] = {}
+    for tool in tools:
+        mine = {k: v for k, v in rest.items() if tool_declares(tool, str(k))}
+        if mine:
+            checked.update(tool.check(mine, label=tool.label))
+            for key in mine:
+                del rest[key]
+    return checked, rest
+
+
+def tool_declares(tool: Settings, key: str) -> bool:
+    """Is ``key`` one of a tool's keys: a setting it names, or under one of its families' prefixes?"""
+    return tool.get(key) is not None or tool.family_of(key) is not None

@@ -7,6 +7,7 @@ Numbers and sizes use the one syntax of :mod:`tessera.settings` (``0x1000``, ``6
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -65,19 +66,20 @@ class Seconds(click.ParamType):
         return out
 
 
-def parse_settings(items: tuple[str, ...], declared: Settings | None = None) -> dict[str, Any]:
+def parse_settings(items: tuple[str, ...], declared: Settings | None = None,
+                   tools: Sequence[Settings] = ()) -> dict[str, Any]:
     """``--set key=value`` pairs.
 
-    A key the architecture declares (``declared``) keeps its text: the declaration
-    converts it (so a file name ``0x10`` or a text ``on`` stays what was typed).  For
-    other keys, values that look like ints/bools become them.
+    A key the architecture (``declared``) or a tool plugin (``tools``) declares keeps
+    its text: the declaration converts it (so a file name ``0x10`` or a text ``on``
+    stays what was typed).  For other keys, values that look like ints/bools become them.
     """
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
-        if declared is not None and declared.declares(key):
+        if any(t.declares(key) for t in tools) or (declared is not None and declared.declares(key)):
             out[key] = raw
             continue
         out[key] = guess_value(raw)

@@ -174,14 +174,32 @@ def run(obj: Any, program: str, arch_name: str | None, fmt: str, load: int | Non
     if any_elf_machine and not arch_name:
         raise click.UsageError("--any-elf-machine needs --arch: it says which architecture runs the ELF")
     arch = resolve_arch(obj.host, arch_name, program, memory_cap)
-    config = parse_settings(settings, getattr(arch, "settings", None))
+    tools = tool_settings(obj.host)
+    config = parse_settings(settings, getattr(arch, "settings", None), tools)
     config.update(arch_flag_settings(arch, opts))
+    config.update(tool_setting_options(tools, opts))
     machine = Machine(arch, host=obj.host, memory_cap=memory_cap, config=config)
     loaded = load_program(machine, program, fmt=fmt, load=load, entry=entry, auto_map=auto_map,
                           any_elf_machine=any_elf_machine)
     log.info("loaded", program=program, format=loaded.format, entry=hex(loaded.entry),
              segments=[(hex(a), n) for a, n in loaded.segments])
     return execute(machine, **opts)
+
+
+def tool_settings(host: Any) -> list[Any]:
+    """The ``Settings`` tool plugins declare (``tessera_tool_settings``)."""
+    return [declared for _plugin, declared in host.tool_settings()] if host is not None else []
+
+
+def tool_setting_options(tools: list[Any], opts: dict[str, Any]) -> dict[str, Any]:
+    """Take out of ``opts`` the tool options named like a tool's setting (``--cycles MODEL``
+    is ``--set cycles=MODEL``): the given ones, as settings."""
+    out: dict[str, Any] = {}
+    for name in [k for k in opts if any(t.get(k) is not None for t in tools)]:
+        value = opts.pop(name)
+        if value is not None and value is not False and value != ():
+            out[name] = value
+    return out
 
 
 ARCH_FLAG_PREFIX = "arch_flag__"
@@ -268,5 +286,9 @@ def add_arch_flags(command: click.Command, archs: list[Any]) -> None:
 @click.pass_obj
 def resume(obj: Any, snapshot: str, **opts: Any) -> int:
     """Restore a machine from SNAPSHOT (``run --snapshot-out``) and keep running it."""
+    given = tool_setting_options(tool_settings(obj.host), opts)
+    if given:
+        raise ConfigError(f"--{next(iter(given)).replace('_', '-')} sets how the machine is built: give it to "
+                          "`tessera run`; a snapshot keeps the configuration it was made with")
     machine = Machine.load_snapshot(snapshot, host=obj.host)
     return execute(machine, **opts)

@@ -32,7 +32,7 @@ from tessera.machine.limits import check_count, check_run_limits
 from tessera.machine.scheduler import INTERRUPT_DEFERRED, INTERRUPT_REQUESTED, RunLimits, RunResult, Scheduler
 from tessera.memory.regions import Region
 from tessera.memory.space import DEFAULT_MEMORY_CAP, AddressSpace, MemoryBudget
-from tessera.settings import check_config
+from tessera.settings import check_config, split_tool_config
 from tessera.sync import SyncObject
 from tessera.types import Endian, HookCall
 
@@ -84,6 +84,12 @@ class Machine:
         if engine is not None:
             self.set_engine(engine)
         self.host = host
+        declaring = getattr(host, "tool_settings", None)  # a stand-in host may have none
+        tools = [declared for _plugin, declared in declaring()] if declaring is not None else []
+        #: the keys tool plugins declare (``tessera_tool_settings``), checked; the rest is the
+        #: architecture's :attr:`config` (boards resolve that one against their declaration)
+        self.tool_config: dict[str, Any]
+        self.tool_config, config = split_tool_config(config, tools)
         self.config: dict[str, Any] = check_config(arch, config)  # before anything is built
         self.budget = MemoryBudget(memory_cap)
         self.spaces: dict[str, AddressSpace] = {}
@@ -451,6 +457,7 @@ class Machine:
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "scheduler" not in state:  # saved before the scheduler had its own object
             state["scheduler"] = Scheduler(state.pop("_rr", 0), state.pop("_left", 0))
+        state.setdefault("tool_config", {})  # saved before tools could declare keys
         self.__dict__.update(state)
         self.host = None
         self.engine = default_engine()  # a choice of this process, not machine state
