@@ -425,12 +425,18 @@ class PluginHost:
         return out
 
     def first(self, hook: str, **kwargs: Any) -> tuple[str, Any] | None:
-        """The first non-``None`` result of ``hook`` (for firstresult hooks), with its plugin."""
+        """The first non-``None`` result of ``hook`` (for firstresult hooks), with its plugin.
+
+        A plugin raising a :class:`~tessera.errors.TesseraError` (telling the user of a bad
+        input: a setting out of range) propagates it unchanged; anything else is a
+        :class:`PluginError` naming the plugin."""
         impls = self.impls(hook)
         self.report_failures()
         for impl in impls:
             try:
                 res = call_impl(impl, **kwargs)
+            except TesseraError:
+                raise  # the plugin reports the user's error (a bad setting), or is a PluginError: as is
             except Exception as exc:
                 raise PluginError(f"{hook} raised {type(exc).__name__}: {exc}",
                                   plugin=impl.plugin_name) from exc

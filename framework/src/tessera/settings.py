@@ -105,6 +105,15 @@ def _check_kind(instance: Any, attribute: Any, value: str) -> None:
         raise ConfigError(f"setting {instance.name!r}: unknown kind {value!r} (use {', '.join(KINDS)})")
 
 
+def _as_tuple(values: Iterable[Any]) -> tuple[Any, ...]:
+    """A typed ``tuple`` converter (type checkers see what the attribute takes)."""
+    return tuple(values)
+
+
+def _as_settings(values: Iterable[Setting]) -> tuple[Setting, ...]:
+    return tuple(values)
+
+
 @attrs.frozen
 class Setting:
     """One configuration key of an architecture.
@@ -121,7 +130,7 @@ class Setting:
     default: Any = None
     min: int | None = None
     max: int | None = None
-    choices: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    choices: tuple[Any, ...] = attrs.field(default=(), converter=_as_tuple)
     help: str = ""
     note: str = ""
 
@@ -283,7 +292,7 @@ class SettingFamily:
     prefix: str
     help: str = ""
     check: Callable[[str, Any], Any] | None = None
-    settings: tuple[Setting, ...] = attrs.field(default=(), converter=tuple)
+    settings: tuple[Setting, ...] = attrs.field(default=(), converter=_as_settings)
     label: str = ""
     kind: str = "int"
     range: str = ""
