@@ -102,6 +102,7 @@ def test_suite_expected_failure_patterns():
     ({"xfail": {"round-trip": ""}}, "must be non-empty strings"),
     ({"xfail": {"roundtrip": "x"}}, "names no check"),
     ({"modifies_state": True}, "must be the reason"),
+    ({"settings": ["cycles"]}, "must map configuration keys to values"),
 ])
 def test_suite_bad_declarations(declared, problem):
     class Plugin:
@@ -116,6 +117,15 @@ def test_suite_declarations_are_read():
     s = Subject("p", PluginRecord("p", plugin=fakeplugins.declared_flipper))
     parse_declarations(s)
     assert s.declaration_problems == [] and s.modifies_state == "flips bit 0 of every li result"
+
+
+def test_suite_settings_declaration_is_read():
+    class Plugin:
+        TESSERA_CONFORMANCE = {"settings": {"cycles": "inorder"}}
+
+    s = Subject("p", PluginRecord("p", plugin=Plugin()))
+    parse_declarations(s)
+    assert s.declaration_problems == [] and s.settings == {"cycles": "inorder"}
 
 
 def test_suite_unmapped_address():

@@ -68,7 +68,7 @@ CHECKS = {
                    "one marked 'transparent' identically, on the step and the fast engine",
 }
 
-DECLARATION_KEYS = frozenset({"xfail", "modifies_state"})
+DECLARATION_KEYS = frozenset({"xfail", "modifies_state", "settings"})
 
 
 @attrs.define(eq=False)
@@ -81,6 +81,9 @@ class Subject:
     problems: list[str] = attrs.field(factory=list)
     xfail: dict[str, str] = attrs.field(factory=dict)
     modifies_state: str | None = None
+    #: machine-configuration keys (the tool's own, ``tessera_tool_settings``) set on every
+    #: machine the transparency check builds with the tool: a cycle model chosen
+    settings: dict[str, Any] = attrs.field(factory=dict)
     declaration_problems: list[str] = attrs.field(factory=list)
     used_patterns: set[str] = attrs.field(factory=set)
 
@@ -153,6 +156,11 @@ def parse_declarations(subject: Subject) -> None:
             problems.append(f"expected failure {pattern!r} names no check (checks: {', '.join(CHECKS)})")
             continue
         subject.xfail[pattern] = reason
+    settings = raw.get("settings") or {}
+    if not isinstance(settings, Mapping) or not all(isinstance(k, str) for k in settings):
+        problems.append("TESSERA_CONFORMANCE['settings'] must map configuration keys to values")
+    else:
+        subject.settings = dict(settings)
     modifies = raw.get("modifies_state")
     if modifies not in (None, False):
         if not isinstance(modifies, str) or not modifies.strip():

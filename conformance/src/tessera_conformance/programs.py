@@ -269,9 +269,10 @@ def output_of(stream: io.TextIOWrapper) -> bytes:
     return stream.buffer.getvalue()  # type: ignore[attr-defined]
 
 
-def start(program: Program, host: Any = None) -> Machine:
-    """A machine of the program's architecture with the program loaded (not yet run)."""
-    machine = Machine(program.arch, host=host, config=dict(program.config))
+def start(program: Program, host: Any = None, settings: dict[str, Any] | None = None) -> Machine:
+    """A machine of the program's architecture with the program loaded (not yet run);
+    ``settings`` are configuration keys added to the program's (a tool's)."""
+    machine = Machine(program.arch, host=host, config={**program.config, **(settings or {})})
     with captured():
         load_into(machine, program)
     return machine

@@ -58,13 +58,14 @@ def host_for(suite: Suite, program: Program, *extra: tuple[str, Any]) -> Any:
     return suite.host_for(*plugins_for(suite, program), extra=extra)
 
 
-def build(suite: Suite, program: Program, *extra: tuple[str, Any]) -> Machine:
+def build(suite: Suite, program: Program, *extra: tuple[str, Any], settings: dict[str, Any] | None = None) -> Machine:
     """A fresh machine with ``program`` loaded, on a host with the given probes (or tools),
-    configured as ``tessera run`` configures it (:func:`configure`)."""
+    configured as ``tessera run`` configures it (:func:`configure`); ``settings`` are a
+    tool's configuration keys added to the program's."""
     if program.problem is not None:
         raise ProgramBroken(program.problem)
     try:
-        machine = start(program, host_for(suite, program, *extra))
+        machine = start(program, host_for(suite, program, *extra), settings)
     except TesseraError as exc:
         raise ProgramBroken(f"{program.label()} (from plugin {program.provider}) cannot be "
                             f"loaded: {exc}") from None
