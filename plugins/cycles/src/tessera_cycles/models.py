@@ -1,0 +1,127 @@
+"""The cycle models this plugin offers, and the configuration keys they declare.
+
+Each model names the architectures it applies to and its parameters; the plugin's
+``tessera_tool_settings`` declares ``cycles`` (the model's name, or ``off``) and one
+``cycles.NAME`` key per parameter of any model, so the core checks them before the
+machine is built.  A parameter of another model than the one chosen, or a model that
+does not apply to the machine's architecture, is a one-line configuration error when
+the model is built (:func:`build`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from tessera.errors import ConfigError
+from tessera.settings import Setting, SettingFamily, Settings
+
+__all__ = ["MODELS", "ModelInfo", "build", "declared_settings", "params_of"]
+
+#: the ELF machine number of RISC-V (e_machine 243): the in-order model's architectures
+EM_RISCV = 0xF3
+
+
+@attrs.frozen
+class ModelInfo:
+    """One model: its name, what it models, which architectures it applies to, its parameters."""
+
+    name: str
+    doc: str
+    applies: Callable[[Any], bool]
+    applies_text: str
+    #: (name, default, one line) of each parameter
+    params: tuple[tuple[str, Any, str], ...]
+
+
+def _riscv(arch: Any) -> bool:
+    """A RISC-V host without extensions: its boards hold harts only.  Boards built on the
+    harts with extensions (the tile's engines, the Tensix tile's coprocessor) add agents of
+    their own, which their own models will time."""
+    return (getattr(arch, "elf_machine", None) == EM_RISCV and getattr(arch, "register_uses", None) is not None
+            and "extensions" not in getattr(arch, "capabilities", ()))
+
+
+def _inorder_params() -> tuple[tuple[str, Any, str], ...]:
+    from tessera_cycles.inorder import PARAM_DOCS, InOrderParams
+
+    return tuple((f.name, f.default, PARAM_DOCS[f.name]) for f in attrs.fields(InOrderParams))
+
+
+MODELS: dict[str, Callable[[], ModelInfo]] = {
+    "inorder": lambda: ModelInfo(
+        "inorder", "a classic five-stage in-order pipeline (IF ID EX MEM WB, full forwarding): load-use and "
+                   "multiply/divide latencies, a branch predictor, I and D caches",
+        _riscv, "machines of RISC-V harts only (rv32im, rv64im)", _inorder_params()),
+}
+
+
+def info(name: str) -> ModelInfo:
+    return MODELS[name]()
+
+
+def params_of(name: str, tool_config: dict[str, Any]) -> dict[str, Any]:
+    """The ``cycles.NAME`` values of ``tool_config`` for model ``name`` (others refused)."""
+    known = {p for p, _d, _t in info(name).params}
+    given = {k[len("cycles."):]: v for k, v in tool_config.items() if k.startswith("cycles.")}
+    foreign = sorted(k for k in given if k not in known)
+    if foreign:
+        raise ConfigError(f"cycles.{foreign[0]} is not a parameter of the {name} model "
+                          f"(see `tessera cycles list`)")
+    return given
+
+
+def _kind(default: Any) -> str:
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, int):
+        return "int"
+    return "str"
+
+
+def declared_settings() -> Settings:
+    """What ``tessera_tool_settings`` returns: ``cycles`` and every model's ``cycles.NAME``."""
+    params: dict[str, Setting] = {}
+    for name in MODELS:
+        for pname, default, text in info(name).params:
+            key = f"cycles.{pname}"
+            if key not in params:
+                kind = _kind(default)
+                params[key] = Setting(key, kind, default, min=0 if kind == "int" else None,
+                                      help=f"{text} ({name})")
+    choices: tuple[Any, ...] = ("off", *MODELS)
+    members: tuple[Setting, ...] = tuple(params.values())
+    return Settings([Setting("cycles", "choice", "off", choices=choices,
+                             help="the cycle model that owns the clock (off: nominal latencies)")],
+                    [SettingFamily("cycles.", settings=members, label="cycles model")],
+                    label="cycles")
+
+
+def check_agents(machine: Any, name: str) -> None:
+    """Refuse a board whose agents the model does not model (asked when the machine is ready:
+    the timing model is chosen before the board adds its agents)."""
+    model = info(name)
+    others = sorted({getattr(getattr(a, "arch", None), "name", None) or type(a).__name__ for a in machine.agents
+                     if not model.applies(getattr(a, "arch", None))})
+    if others:
+        raise ConfigError(f"the {name} cycle model does not apply to architecture {machine.arch.name}: its "
+                          f"board has {', '.join(others)} agents, and the model covers {model.applies_text}")
+
+
+def build(machine: Any) -> Any | None:
+    """The timing model ``machine``'s configuration asks for (``None``: ``cycles`` is off)."""
+    name = machine.tool_config.get("cycles", "off")
+    if name == "off":
+        params = [k for k in machine.tool_config if k.startswith("cycles.")]
+        if params:
+            raise ConfigError(f"{params[0]} is set but no cycle model is (give --cycles MODEL)")
+        return None
+    model = info(name)
+    if not model.applies(machine.arch):
+        raise ConfigError(f"the {name} cycle model does not apply to architecture {machine.arch.name}: "
+                          f"it models {model.applies_text}")
+    from tessera_cycles.riscv import RiscvInOrder
+
+    return RiscvInOrder(machine, params_of(name, machine.tool_config))

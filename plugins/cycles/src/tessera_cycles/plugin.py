@@ -1,0 +1,108 @@
+"""The Tessera plugin ``cycles``: hook implementations (the entry point names this module).
+
+Installed but unused, the plugin costs nothing per instruction: a machine whose
+configuration leaves ``cycles`` off gets no model, and every per-machine hook asks the
+registry of models (empty) and returns ``None``.  ``tessera run`` imports this module
+(it adds ``--cycles`` and ``--cycles-report``), so it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import tessera
+
+if TYPE_CHECKING:  # annotations only: every `tessera run` imports this module
+    import click
+
+    from tessera.machine import RunResult
+    from tessera.memory import AddressSpace, Watch
+    from tessera.protocols import (
+        ArchitectureLike,
+        CommandCollector,
+        InstructionLike,
+        MachineLike,
+        TimingModel,
+    )
+    from tessera.settings import Settings
+
+TESSERA_API_VERSION = 1
+
+#: Read by the conformance suite: a cycle model changes the clock, never a result; the
+#: transparency check runs every program with the in-order model chosen (where it applies).
+TESSERA_CONFORMANCE: dict[str, Any] = {"xfail": {}, "modifies_state": False, "settings": {"cycles": "inorder"}}
+
+
+def _model(machine: Any) -> Any:
+    """The machine's model, without importing the model's modules when none was ever built."""
+    riscv = sys.modules.get("tessera_cycles.riscv")
+    return riscv.model_of(machine) if riscv is not None else None
+
+
+@tessera.hookimpl
+def tessera_tool_settings() -> Settings:
+    from tessera_cycles.models import declared_settings
+
+    return declared_settings()
+
+
+@tessera.hookimpl
+def tessera_timing_model(machine: MachineLike, arch: ArchitectureLike) -> TimingModel | None:
+    if machine.tool_config.get("cycles", "off") == "off" and not any(  # type: ignore[attr-defined]
+            k.startswith("cycles.") for k in machine.tool_config):  # type: ignore[attr-defined]
+        return None
+    from tessera_cycles.models import build
+
+    return build(machine)  # type: ignore[no-any-return]
+
+
+@tessera.hookimpl
+def tessera_execute_observe(machine: MachineLike, arch: ArchitectureLike, ins: InstructionLike) -> Any:
+    model = _model(machine)
+    return model.observer(arch, ins) if model is not None else None
+
+
+@tessera.hookimpl
+def tessera_memory_watches(machine: MachineLike, space: AddressSpace) -> list[Watch] | None:
+    model = _model(machine)
+    return model.watches(space) if model is not None else None
+
+
+@tessera.hookimpl
+def tessera_machine_ready(machine: MachineLike) -> None:
+    model = _model(machine)
+    if model is not None:
+        from tessera_cycles.models import check_agents
+
+        check_agents(machine, model.name)
+
+
+@tessera.hookimpl
+def tessera_run_options() -> list[click.Option]:
+    from tessera_cycles import cli
+
+    return cli.options()
+
+
+@tessera.hookimpl
+def tessera_run_configure(machine: MachineLike, options: dict[str, Any]) -> None:
+    if options.get("cycles_report") is None:
+        return
+    from tessera_cycles import cli
+
+    cli.configure(machine, options)
+
+
+@tessera.hookimpl
+def tessera_run_finished(machine: MachineLike, result: RunResult) -> None:
+    cli = sys.modules.get("tessera_cycles.cli")
+    if cli is not None:
+        cli.write_report(machine)
+
+
+@tessera.hookimpl
+def tessera_cli_commands(cli: CommandCollector) -> None:
+    from tessera_cycles.cli import cycles
+
+    cli.add_command(cycles)

@@ -1,0 +1,162 @@
+"""The in-order model on a running RISC-V machine: what each retirement tells it.
+
+:class:`RiscvInOrder` is the timing model ``tessera_timing_model`` hands the core. It
+prices every instruction at one cycle (so each hart's own ``cycles`` counts its
+instructions) and reads the clock from its pipelines: one
+:class:`~tessera_cycles.inorder.InOrderPipeline` per hart, fed by an observer on every
+instruction (``tessera_execute_observe``: the fast engine keeps its blocks) with
+
+* the kind of instruction, from its row's timing class (``alu``, ``mul``, ``div``,
+  ``load``, ``store``, ``amo``, ``branch``, ``jump`` — ``jal``, or ``jalr`` — ``csr``,
+  ``system``);
+* the registers it reads and writes, from ``Architecture.register_uses`` (asked once per
+  decoded instruction; ``ecall``'s after each call); a row an extension adds, whose uses
+  the table cannot tell, is modelled as a single-cycle operation without dependencies;
+* its data accesses, from a journal watch over the main address space (every completed
+  load, store and AMO appends its address and size: exact even for ``lw a0, 0(a0)``);
+* for a conditional branch, whether it was taken: its condition evaluated on the source
+  registers after it ran (a branch writes none), and its target for a predictor that
+  looks at direction.
+
+Nothing here changes architectural state: the conformance transparency check runs
+every program with and without a model and compares the final states.
+"""
+
+from __future__ import annotations
+
+import operator
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from tessera.errors import ConfigError
+
+__all__ = ["RiscvInOrder", "model_of"]
+
+#: machine -> its model (what the plugin's hooks ask)
+_MODELS: weakref.WeakKeyDictionary[Any, RiscvInOrder] = weakref.WeakKeyDictionary()
+
+#: row timing class -> the model's kind of instruction (jal/jalr told apart by mnemonic)
+KINDS = {"alu": "alu", "mul": "mul", "div": "div", "load": "load", "store": "store", "amo": "amo",
+         "branch": "branch", "jump": "jump", "csr": "csr", "system": "system", "trap": "system"}
+
+
+def _signed(xlen: int) -> Callable[[int], int]:
+    top, span = 1 << (xlen - 1), 1 << xlen
+    return lambda v: v - span if v & top else v
+
+
+def _conditions(xlen: int) -> dict[str, Callable[[int, int], bool]]:
+    s = _signed(xlen)
+    return {"beq": operator.eq, "bne": operator.ne, "bltu": operator.lt, "bgeu": operator.ge,
+            "blt": lambda a, b: s(a) < s(b), "bge": lambda a, b: s(a) >= s(b)}
+
+
+def model_of(machine: Any) -> RiscvInOrder | None:
+    """The machine's in-order model, if it runs one."""
+    return _MODELS.get(machine)
+
+
+class RiscvInOrder:
+    """The ``inorder`` timing model of one machine (see the module doc)."""
+
+    name = "inorder"
+
+    def __init__(self, machine: Any, params: dict[str, Any]) -> None:
+        from tessera_cycles.inorder import InOrderParams
+
+        try:
+            self.params = InOrderParams(**params)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"cycles: {exc}") from None
+        self.pipelines: dict[str, Any] = {}
+        #: the journal watch's list: (kind, address, size, value) of every completed data access
+        self.journal: list[tuple[int, int, int, int]] = []
+        self._conditions: dict[int, dict[str, Callable[[int, int], bool]]] = {}
+        self._machine = weakref.ref(machine)
+        _MODELS[machine] = self
+
+    # ------------------------------------------------------------------ the core's timing model
+
+    def cycles(self, ins: Any) -> int:
+        """One per instruction: a hart's own count is its instructions; the clock is the model's."""
+        return 1
+
+    def now(self, machine: Any) -> int:
+        modelled = [p.cycles() for p in self.pipelines.values()]
+        others = [a.cycles for a in machine.agents if a.name not in self.pipelines]
+        return max([0, *modelled, *others])
+
+    # ------------------------------------------------------------------ feeding the pipelines
+
+    def pipeline(self, agent: Any) -> Any:
+        got = self.pipelines.get(agent.name)
+        if got is None:
+            from tessera_cycles.inorder import InOrderPipeline
+
+            got = self.pipelines[agent.name] = InOrderPipeline(self.params)
+        return got
+
+    def watches(self, space: Any) -> list[Any]:
+        from tessera.memory import Watch
+
+        return [Watch(0, space.limit, journal=self.journal)] if space.name == "main" else []
+
+    def observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
+        """The observer of one decoded instruction (asked when it enters the decode cache)."""
+        enc = ins.encoding
+        kind = KINDS.get(enc.timing, "alu")
+        if kind == "jump" and ins.mnemonic == "jalr":
+            kind = "jalr"
+        declare = getattr(arch, "register_uses", None)
+        uses = declare(ins) if declare is not None else None
+        dynamic = uses if callable(uses) else None
+        reads: tuple[int, ...] = ()
+        writes: tuple[int, ...] = ()
+        if uses is not None and dynamic is None:
+            reads = tuple(i for f, i in uses[0] if f == "x")
+            writes = tuple(i for f, i in uses[1] if f == "x")
+        pc = int(ins.address)
+        journal = self.journal
+        pipelines = self.pipelines
+        if kind == "branch":
+            rs1, rs2 = ins.operands.get("rs1", 0), ins.operands.get("rs2", 0)
+            target = pc + int(ins.operands.get("boff", 0))
+            mnemonic = ins.mnemonic
+            conditions = self._conditions
+
+            def observe_branch(agent: Any, ins: Any) -> None:
+                p = pipelines.get(agent.name) or self.pipeline(agent)
+                table = conditions.get(agent.xlen)
+                if table is None:
+                    table = conditions[agent.xlen] = _conditions(agent.xlen)
+                x = agent.x
+                p.retire(pc, "branch", reads, writes, (), table[mnemonic](x[rs1], x[rs2]), target)
+
+            return observe_branch
+
+        def observe(agent: Any, ins: Any) -> None:
+            p = pipelines.get(agent.name) or self.pipeline(agent)
+            if journal:
+                accesses = tuple((address, size) for _k, address, size, _v in journal)
+                journal.clear()
+            else:
+                accesses = ()
+            if dynamic is not None:
+                r, w = dynamic(agent)
+                p.retire(pc, kind, tuple(i for f, i in r if f == "x"), tuple(i for f, i in w if f == "x"),
+                         accesses, None, None)
+            else:
+                p.retire(pc, kind, reads, writes, accesses, None, None)
+
+        return observe
+
+    # ------------------------------------------------------------------ reporting
+
+    def report(self, machine: Any) -> dict[str, Any]:
+        """Per hart: the pipeline's report; and the machine's clock and model parameters."""
+        import attrs
+
+        agents = {name: p.report() for name, p in sorted(self.pipelines.items())}
+        return {"model": self.name, "clock": int(machine.clock), "params": attrs.asdict(self.params),
+                "agents": agents}

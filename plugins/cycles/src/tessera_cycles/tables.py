@@ -1,0 +1,49 @@
+"""``--cycles-report``: where the time went, as a table (rich) or a JSON file."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["render", "write_json"]
+
+STALLS = ("data", "load_use", "mul_div", "branch", "jump", "icache", "dcache")
+#: short column heads, so the table fits 80 columns
+HEADS = {"data": "data", "load_use": "ld-use", "mul_div": "mul/div", "branch": "branch", "jump": "jump",
+         "icache": "I$", "dcache": "D$"}
+
+
+def render(report: dict[str, Any]) -> Any:
+    """The report as rich renderables: one table of harts, one of caches and predictors."""
+    from rich.table import Table
+
+    params = report["params"]
+    title = f"cycles: {report['model']} model, clock {report['clock']:,}; stall cycles by cause"
+    harts = Table(title=title, title_justify="left")
+    for col in ("agent", "instr", "cycles", "CPI", *(HEADS[s] for s in STALLS)):
+        harts.add_column(col, justify="left" if col == "agent" else "right")
+    units = Table(title="caches and branch prediction", title_justify="left")
+    for col in ("agent", "unit", "accesses", "hits", "misses", "hit rate"):
+        units.add_column(col, justify="left" if col in ("agent", "unit") else "right")
+    for name, rep in report["agents"].items():
+        stalls = rep["stalls"]
+        harts.add_row(name, f"{rep['instructions']:,}", f"{rep['cycles']:,}", f"{rep['cpi']:.3f}",
+                      *(f"{stalls.get(s, 0):,}" for s in STALLS))
+        for unit in ("icache", "dcache"):
+            c = rep.get(unit)
+            if c:
+                units.add_row(name, f"{unit} {c['size'] // 1024} KiB {c['ways']}-way {c['line']} B",
+                              f"{c['accesses']:,}", f"{c['hits']:,}", f"{c['misses']:,}", f"{c['hit_rate']:.2%}")
+        pred = rep.get("predictor")
+        if pred:
+            right = pred["predictions"] - pred["mispredictions"]
+            units.add_row(name, f"predictor {pred['name']}", f"{pred['predictions']:,}", f"{right:,}",
+                          f"{pred['mispredictions']:,}", f"{pred['accuracy']:.2%}")
+    note = ", ".join(f"{k}={v}" for k, v in params.items())
+    return harts, units, f"parameters: {note}"
+
+
+def write_json(report: dict[str, Any], path: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(report, fh, indent=2, sort_keys=True)
+        fh.write("\n")
