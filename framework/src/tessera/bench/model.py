@@ -102,8 +102,9 @@ class Program(Protocol):
     def check(self) -> dict[str, Any]:
         """What every sample's result is checked against (the entry's ``check``)."""
 
-    def machine(self, host: Any, engine: str | None = None) -> Any:
-        """A fresh machine under ``host`` with the program loaded, nothing run yet."""
+    def machine(self, host: Any, engine: str | None = None, config: dict[str, Any] | None = None) -> Any:
+        """A fresh machine under ``host`` with the program loaded, nothing run yet; ``config``
+        adds configuration keys (a tool's, declared with ``tessera_tool_settings``: a cycle model)."""
 
     def run(self, machine: Any) -> Sample:
         """Time the run of a machine from :meth:`machine` and check its result."""

@@ -71,12 +71,13 @@ class Rv32Program:
         arch, plugin_name, plugin = architecture_plugin(ctx.host, ARCH, DISTRIBUTION)
         return cls(arch, iterations, (plugin, plugin_name))
 
-    def machine(self, host: Any, engine: str | None = None) -> Any:
-        """A fresh machine with the program loaded (nothing run yet); ``None``: the default engine."""
+    def machine(self, host: Any, engine: str | None = None, config: dict[str, Any] | None = None) -> Any:
+        """A fresh machine with the program loaded (nothing run yet); ``None``: the default engine;
+        ``config``: more configuration keys (a tool's: a cycle model)."""
         from tessera.loaders import load_elf
         from tessera.machine import Machine
 
-        machine = Machine(self.arch, host=host, engine=engine, config={"echo": False, "ram": RAM})
+        machine = Machine(self.arch, host=host, engine=engine, config={"echo": False, "ram": RAM, **(config or {})})
         load_elf(machine, f"<bench:{ELF_NAME}>", self.image)
         return machine
 

@@ -138,12 +138,13 @@ class MarkProgram:
                         f"({EXPECTED_NAME}), exit status 0, the same instruction counts on every variant",
                 "expected": self.expected}
 
-    def machine(self, host: Any, engine: str | None = None) -> Any:
-        """A fresh machine with the program loaded (nothing run yet); ``None``: the default engine."""
+    def machine(self, host: Any, engine: str | None = None, config: dict[str, Any] | None = None) -> Any:
+        """A fresh machine with the program loaded (nothing run yet); ``None``: the default engine;
+        ``config``: more configuration keys (a tool's: a cycle model)."""
         from tessera.loaders import load_elf
         from tessera.machine import Machine
 
-        machine = Machine(self.arch, host=host, engine=engine, config={"echo": False, "ram": RAM})
+        machine = Machine(self.arch, host=host, engine=engine, config={"echo": False, "ram": RAM, **(config or {})})
         load_elf(machine, f"<bench:{ELF_NAME}>", self.image)
         return machine
 
