@@ -230,6 +230,8 @@ def test_cycles_list_shows_every_parameter(capsys):
     from tessera.cli.main import cli
 
     cli.main(args=["cycles", "list", "--json"], prog_name="tessera", standalone_mode=False, obj=host())
-    (model,) = json.loads(capsys.readouterr().out)
-    names = {p["name"] for p in model["params"]}
-    assert model["name"] == "inorder" and {"cycles.miss_penalty", "cycles.predictor", "cycles.load_use"} <= names
+    models = {m["name"]: m for m in json.loads(capsys.readouterr().out)}
+    assert set(models) == {"inorder", "barrel"}
+    names = {p["name"] for p in models["inorder"]["params"]}
+    assert {"cycles.miss_penalty", "cycles.predictor", "cycles.load_use"} <= names
+    assert {"cycles.branch_bubble", "cycles.alu_latency"} <= {p["name"] for p in models["barrel"]["params"]}

@@ -25,7 +25,7 @@ __all__ = ["report"]
 def report(machine: Any) -> dict[str, Any] | None:
     """Where the time went on ``machine`` (per agent: cycles, CPI, stalls, caches, predictor),
     or ``None`` when the machine runs no cycle model."""
-    from tessera_cycles.riscv import model_of
+    from tessera_cycles.live import model_of
 
     model = model_of(machine)
     return model.report(machine) if model is not None else None

@@ -28,7 +28,7 @@ def options() -> list[click.Option]:
 
     return [
         click.Option(["--cycles", "cycles"], default=None, metavar="MODEL",
-                     help=f"Run with a cycle model that owns the clock: {', '.join(MODELS)} "
+                     help=f"Run with a cycle model that owns the clock: {', '.join(('auto', *MODELS))} "
                           "(= --set cycles=MODEL; parameters with --set cycles.NAME=V; `tessera cycles list`)."),
         click.Option(["--cycles-report", "cycles_report"], is_flag=False, flag_value="-", default=None,
                      metavar="[FILE]", help="When the run ends, say where the time went: a table on stderr, "
@@ -38,7 +38,7 @@ def options() -> list[click.Option]:
 
 def configure(machine: Any, values: dict[str, Any]) -> None:
     """Check ``--cycles-report`` (``tessera_run_configure``)."""
-    from tessera_cycles.riscv import model_of
+    from tessera_cycles.live import model_of
 
     path = values["cycles_report"]
     if model_of(machine) is None:

@@ -34,6 +34,8 @@ class ModelInfo:
     applies_text: str
     #: (name, default, one line) of each parameter
     params: tuple[tuple[str, Any, str], ...]
+    #: ``factory(machine, params) -> timing model`` (imported when a model is built)
+    factory: str = ""
 
 
 def _riscv(arch: Any) -> bool:
@@ -50,11 +52,26 @@ def _inorder_params() -> tuple[tuple[str, Any, str], ...]:
     return tuple((f.name, f.default, PARAM_DOCS[f.name]) for f in attrs.fields(InOrderParams))
 
 
+def _phoenix(arch: Any) -> bool:
+    return getattr(arch, "name", None) == "phoenix"
+
+
+def _barrel_params() -> tuple[tuple[str, Any, str], ...]:
+    from tessera_cycles.barrel import PARAM_DOCS, BarrelParams
+
+    return tuple((f.name, f.default, PARAM_DOCS[f.name]) for f in attrs.fields(BarrelParams))
+
+
 MODELS: dict[str, Callable[[], ModelInfo]] = {
     "inorder": lambda: ModelInfo(
         "inorder", "a classic five-stage in-order pipeline (IF ID EX MEM WB, full forwarding): load-use and "
                    "multiply/divide latencies, a branch predictor, I and D caches",
-        _riscv, "machines of RISC-V harts only (rv32im, rv64im)", _inorder_params()),
+        _riscv, "machines of RISC-V harts only (rv32im, rv64im)", _inorder_params(),
+        "tessera_cycles.riscv:RiscvInOrder"),
+    "barrel": lambda: ModelInfo(
+        "barrel", "rfPhoenix's fine-grained multithreaded pipeline (spec 6): one issue a clock, threads in turn, "
+                  "a per-thread scoreboard without forwarding, taken-transfer bubbles, I and D caches",
+        _phoenix, "rfPhoenix (phoenix)", _barrel_params(), "tessera_cycles.phoenix:PhoenixBarrel"),
 }
 
 
@@ -82,19 +99,22 @@ def _kind(default: Any) -> str:
 
 
 def declared_settings() -> Settings:
-    """What ``tessera_tool_settings`` returns: ``cycles`` and every model's ``cycles.NAME``."""
-    params: dict[str, Setting] = {}
+    """What ``tessera_tool_settings`` returns: ``cycles`` and every model's ``cycles.NAME``
+    (a parameter two models share is one key; each model keeps its own default)."""
+    found: dict[str, tuple[Any, str, list[str]]] = {}
     for name in MODELS:
         for pname, default, text in info(name).params:
-            key = f"cycles.{pname}"
-            if key not in params:
-                kind = _kind(default)
-                params[key] = Setting(key, kind, default, min=0 if kind == "int" else None,
-                                      help=f"{text} ({name})")
-    choices: tuple[Any, ...] = ("off", *MODELS)
+            found.setdefault(f"cycles.{pname}", (default, text, []))[2].append(name)
+    params: dict[str, Setting] = {}
+    for key, (default, text, users) in found.items():
+        kind = _kind(default)
+        params[key] = Setting(key, kind, default, min=0 if kind == "int" else None,
+                              help=f"{text} ({', '.join(users)})")
+    choices: tuple[Any, ...] = ("off", "auto", *MODELS)
     members: tuple[Setting, ...] = tuple(params.values())
     return Settings([Setting("cycles", "choice", "off", choices=choices,
-                             help="the cycle model that owns the clock (off: nominal latencies)")],
+                             help="the cycle model that owns the clock (off: nominal latencies; auto: the "
+                                  "one for the machine's architecture)")],
                     [SettingFamily("cycles.", settings=members, label="cycles model")],
                     label="cycles")
 
@@ -113,6 +133,11 @@ def check_agents(machine: Any, name: str) -> None:
 def build(machine: Any) -> Any | None:
     """The timing model ``machine``'s configuration asks for (``None``: ``cycles`` is off)."""
     name = machine.tool_config.get("cycles", "off")
+    if name == "auto":
+        name = next((m for m in MODELS if info(m).applies(machine.arch)), "")
+        if not name:
+            raise ConfigError(f"no cycle model applies to architecture {machine.arch.name} "
+                              "(see `tessera cycles list`)")
     if name == "off":
         params = [k for k in machine.tool_config if k.startswith("cycles.")]
         if params:
@@ -122,6 +147,7 @@ def build(machine: Any) -> Any | None:
     if not model.applies(machine.arch):
         raise ConfigError(f"the {name} cycle model does not apply to architecture {machine.arch.name}: "
                           f"it models {model.applies_text}")
-    from tessera_cycles.riscv import RiscvInOrder
+    import importlib
 
-    return RiscvInOrder(machine, params_of(name, machine.tool_config))
+    module, cls = model.factory.split(":")
+    return getattr(importlib.import_module(module), cls)(machine, params_of(name, machine.tool_config))

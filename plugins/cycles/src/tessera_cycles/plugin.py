@@ -30,14 +30,14 @@ if TYPE_CHECKING:  # annotations only: every `tessera run` imports this module
 TESSERA_API_VERSION = 1
 
 #: Read by the conformance suite: a cycle model changes the clock, never a result; the
-#: transparency check runs every program with the in-order model chosen (where it applies).
-TESSERA_CONFORMANCE: dict[str, Any] = {"xfail": {}, "modifies_state": False, "settings": {"cycles": "inorder"}}
+#: transparency check runs every program with the model for its architecture (where one applies).
+TESSERA_CONFORMANCE: dict[str, Any] = {"xfail": {}, "modifies_state": False, "settings": {"cycles": "auto"}}
 
 
 def _model(machine: Any) -> Any:
     """The machine's model, without importing the model's modules when none was ever built."""
-    riscv = sys.modules.get("tessera_cycles.riscv")
-    return riscv.model_of(machine) if riscv is not None else None
+    live = sys.modules.get("tessera_cycles.live")
+    return live.model_of(machine) if live is not None else None
 
 
 @tessera.hookimpl
@@ -99,6 +99,22 @@ def tessera_run_finished(machine: MachineLike, result: RunResult) -> None:
     cli = sys.modules.get("tessera_cycles.cli")
     if cli is not None:
         cli.write_report(machine)
+
+
+@tessera.hookimpl
+def tessera_bench_workloads() -> list[type]:
+    """``tessera bench``'s ``cycles-inorder`` (imported only when the bench asks)."""
+    from tessera_cycles.bench import workloads
+
+    return list(workloads())
+
+
+@tessera.hookimpl
+def tessera_tool_demos(host: Any) -> list[dict[str, Any]]:
+    """``tessera demo``: each architecture's first example under its cycle model."""
+    from tessera_cycles.demos import demos
+
+    return demos(host)
 
 
 @tessera.hookimpl

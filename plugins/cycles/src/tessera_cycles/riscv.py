@@ -30,15 +30,17 @@ from collections.abc import Callable
 from typing import Any
 
 from tessera.errors import ConfigError
+from tessera_cycles.live import register_model
 
-__all__ = ["RiscvInOrder", "model_of"]
-
-#: machine -> its model (what the plugin's hooks ask)
-_MODELS: weakref.WeakKeyDictionary[Any, RiscvInOrder] = weakref.WeakKeyDictionary()
+__all__ = ["RiscvInOrder"]
 
 #: row timing class -> the model's kind of instruction (jal/jalr told apart by mnemonic)
 KINDS = {"alu": "alu", "mul": "mul", "div": "div", "load": "load", "store": "store", "amo": "amo",
          "branch": "branch", "jump": "jump", "csr": "csr", "system": "system", "trap": "system"}
+
+
+#: the kinds that access data memory (their observers read the journal)
+MEMORY_KINDS = frozenset({"load", "store", "amo"})
 
 
 def _signed(xlen: int) -> Callable[[int], int]:
@@ -50,11 +52,6 @@ def _conditions(xlen: int) -> dict[str, Callable[[int, int], bool]]:
     s = _signed(xlen)
     return {"beq": operator.eq, "bne": operator.ne, "bltu": operator.lt, "bgeu": operator.ge,
             "blt": lambda a, b: s(a) < s(b), "bge": lambda a, b: s(a) >= s(b)}
-
-
-def model_of(machine: Any) -> RiscvInOrder | None:
-    """The machine's in-order model, if it runs one."""
-    return _MODELS.get(machine)
 
 
 class RiscvInOrder:
@@ -74,7 +71,7 @@ class RiscvInOrder:
         self.journal: list[tuple[int, int, int, int]] = []
         self._conditions: dict[int, dict[str, Callable[[int, int], bool]]] = {}
         self._machine = weakref.ref(machine)
-        _MODELS[machine] = self
+        register_model(machine, self)
 
     # ------------------------------------------------------------------ the core's timing model
 
@@ -135,19 +132,35 @@ class RiscvInOrder:
 
             return observe_branch
 
-        def observe(agent: Any, ins: Any) -> None:
-            p = pipelines.get(agent.name) or self.pipeline(agent)
-            if journal:
+        if dynamic is not None:
+            def observe_dynamic(agent: Any, ins: Any) -> None:
+                p = pipelines.get(agent.name) or self.pipeline(agent)
                 accesses = tuple((address, size) for _k, address, size, _v in journal)
                 journal.clear()
-            else:
-                accesses = ()
-            if dynamic is not None:
                 r, w = dynamic(agent)
                 p.retire(pc, kind, tuple(i for f, i in r if f == "x"), tuple(i for f, i in w if f == "x"),
                          accesses, None, None)
-            else:
+
+            return observe_dynamic
+        if kind in MEMORY_KINDS:
+            def observe_memory(agent: Any, ins: Any) -> None:
+                p = pipelines.get(agent.name) or self.pipeline(agent)
+                if journal:
+                    accesses = tuple((address, size) for _k, address, size, _v in journal)
+                    journal.clear()
+                else:
+                    accesses = ()
                 p.retire(pc, kind, reads, writes, accesses, None, None)
+
+            return observe_memory
+        # an instruction that makes no data access: its journal is empty, nothing to read
+        retire_args = (pc, kind, reads, writes, (), None, None)
+
+        def observe(agent: Any, ins: Any) -> None:
+            p = pipelines.get(agent.name)
+            if p is None:
+                p = self.pipeline(agent)
+            p.retire(*retire_args)
 
         return observe
 

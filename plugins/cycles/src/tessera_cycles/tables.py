@@ -14,7 +14,9 @@ HEADS = {"data": "data", "load_use": "ld-use", "mul_div": "mul/div", "branch": "
 
 
 def render(report: dict[str, Any]) -> Any:
-    """The report as rich renderables: one table of harts, one of caches and predictors."""
+    """The report as rich renderables: one table of agents, one of caches and predictors."""
+    if "core" in report:
+        return _render_barrel(report)
     from rich.table import Table
 
     params = report["params"]
@@ -47,3 +49,29 @@ def write_json(report: dict[str, Any], path: str) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(report, fh, indent=2, sort_keys=True)
         fh.write("\n")
+
+
+def _render_barrel(report: dict[str, Any]) -> Any:
+    """A barrel model's report: the core's issue rate, each thread's waits by cause, the caches."""
+    from rich.table import Table
+
+    core = report["core"]
+    title = (f"cycles: {report['model']} model, clock {report['clock']:,}; {core['instructions']:,} instructions "
+             f"issued, {core['ipc']:.3f} per cycle; cycles each thread waited to issue, by cause")
+    threads = Table(title=title, title_justify="left")
+    for col in ("thread", "instr", "CPI", "dependency", "own (bubble, I$)", "slot taken"):
+        threads.add_column(col, justify="left" if col == "thread" else "right")
+    for name, rep in report["agents"].items():
+        waits = rep["issue_stalls"]
+        threads.add_row(name, f"{rep['instructions']:,}", f"{rep['cpi']:.3f}", f"{waits['dependency']:,}",
+                        f"{waits['thread']:,}", f"{waits['slot']:,}")
+    units = Table(title="caches", title_justify="left")
+    for col in ("unit", "accesses", "hits", "misses", "hit rate"):
+        units.add_column(col, justify="left" if col == "unit" else "right")
+    for unit in ("icache", "dcache"):
+        c = core.get(unit)
+        if c:
+            units.add_row(f"{unit} {c['size'] // 1024} KiB {c['ways']}-way {c['line']} B", f"{c['accesses']:,}",
+                          f"{c['hits']:,}", f"{c['misses']:,}", f"{c['hit_rate']:.2%}")
+    note = ", ".join(f"{k}={v}" for k, v in report["params"].items())
+    return threads, units, f"parameters: {note}"
