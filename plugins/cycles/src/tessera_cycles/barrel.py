@@ -80,6 +80,7 @@ from typing import Any
 import attrs
 
 from tessera_cycles.cache import Cache
+from tessera_cycles.params import CACHE_DOCS, boolean, check_geometry, non_negative, positive, power_of_two
 
 #: parameter -> one line for a listing command (keys are exactly BarrelParams' fields)
 PARAM_DOCS: dict[str, str] = {
@@ -92,35 +93,8 @@ PARAM_DOCS: dict[str, str] = {
     "store_latency": "issue to completion of a store (it delays no other instruction)",
     "rex_latency": "issue to dependent issue for REX",
     "branch_bubble": "extra cycles before a thread's next issue after its taken branch/jump/call/return",
-    "icache_size": "instruction cache size in bytes (power of two)",
-    "icache_ways": "instruction cache associativity (power of two)",
-    "icache_line": "instruction cache line size in bytes (power of two)",
-    "dcache_size": "data cache size in bytes (power of two)",
-    "dcache_ways": "data cache associativity (power of two)",
-    "dcache_line": "data cache line size in bytes (power of two)",
-    "miss_penalty": "stall cycles per cache line missed (both caches)",
-    "caches": "model the caches; false = perfect memory, no cache stalls",
+    **CACHE_DOCS,
 }
-
-
-def _non_negative(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{attribute.name} must be a non-negative integer, got {value!r}")
-
-
-def _positive(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{attribute.name} must be a positive integer, got {value!r}")
-
-
-def _power_of_two(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value & (value - 1):
-        raise ValueError(f"{attribute.name} must be a positive power of two, got {value!r}")
-
-
-def _boolean(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{attribute.name} must be true or false, got {value!r}")
 
 
 @attrs.frozen
@@ -131,31 +105,26 @@ class BarrelParams:
     geometry of spec 5.2 (32 KB 4-way I, 64 KB 4-way D, 32-byte lines).
     """
 
-    fetch: int = attrs.field(default=2, validator=_non_negative)
-    decode: int = attrs.field(default=1, validator=_non_negative)
-    regread: int = attrs.field(default=2, validator=_non_negative)
-    alu_latency: int = attrs.field(default=5, validator=_positive)
-    fp_latency: int = attrs.field(default=12, validator=_positive)
-    load_latency: int = attrs.field(default=8, validator=_positive)
-    store_latency: int = attrs.field(default=5, validator=_positive)
-    rex_latency: int = attrs.field(default=4, validator=_positive)
-    branch_bubble: int = attrs.field(default=5, validator=_non_negative)
-    icache_size: int = attrs.field(default=32768, validator=_power_of_two)
-    icache_ways: int = attrs.field(default=4, validator=_power_of_two)
-    icache_line: int = attrs.field(default=32, validator=_power_of_two)
-    dcache_size: int = attrs.field(default=65536, validator=_power_of_two)
-    dcache_ways: int = attrs.field(default=4, validator=_power_of_two)
-    dcache_line: int = attrs.field(default=32, validator=_power_of_two)
-    miss_penalty: int = attrs.field(default=20, validator=_non_negative)
-    caches: bool = attrs.field(default=True, validator=_boolean)
+    fetch: int = attrs.field(default=2, validator=non_negative)
+    decode: int = attrs.field(default=1, validator=non_negative)
+    regread: int = attrs.field(default=2, validator=non_negative)
+    alu_latency: int = attrs.field(default=5, validator=positive)
+    fp_latency: int = attrs.field(default=12, validator=positive)
+    load_latency: int = attrs.field(default=8, validator=positive)
+    store_latency: int = attrs.field(default=5, validator=positive)
+    rex_latency: int = attrs.field(default=4, validator=positive)
+    branch_bubble: int = attrs.field(default=5, validator=non_negative)
+    icache_size: int = attrs.field(default=32768, validator=power_of_two)
+    icache_ways: int = attrs.field(default=4, validator=power_of_two)
+    icache_line: int = attrs.field(default=32, validator=power_of_two)
+    dcache_size: int = attrs.field(default=65536, validator=power_of_two)
+    dcache_ways: int = attrs.field(default=4, validator=power_of_two)
+    dcache_line: int = attrs.field(default=32, validator=power_of_two)
+    miss_penalty: int = attrs.field(default=20, validator=non_negative)
+    caches: bool = attrs.field(default=True, validator=boolean)
 
     def __attrs_post_init__(self) -> None:
-        # the geometry only makes sense as a whole: size must hold whole sets
-        for cache in ("icache", "dcache"):
-            size, ways, line = (getattr(self, f"{cache}_{part}") for part in ("size", "ways", "line"))
-            if size % (ways * line):
-                raise ValueError(f"{cache}_size {size} is not a multiple of "
-                                 f"{cache}_ways * {cache}_line = {ways * line}")
+        check_geometry(self)
 
     @staticmethod
     def fields() -> list[tuple[str, object, str]]:

@@ -47,6 +47,7 @@ from typing import Any
 import attrs
 
 from tessera_cycles.cache import Cache
+from tessera_cycles.params import CACHE_DOCS, boolean, check_geometry, non_negative, positive, power_of_two
 from tessera_cycles.predictor import PREDICTORS, Predictor, make_predictor
 
 #: parameter -> one line for a listing command (keys are exactly InOrderParams' fields)
@@ -59,30 +60,8 @@ PARAM_DOCS: dict[str, str] = {
     "jalr_penalty": "cycles lost on a jalr (indirect target resolved in EX)",
     "predictor": f"conditional-branch direction predictor: {', '.join(PREDICTORS)}",
     "bht_entries": "2-bit counters in the bimodal predictor's table (power of two)",
-    "icache_size": "instruction cache size in bytes (power of two)",
-    "icache_ways": "instruction cache associativity (power of two)",
-    "icache_line": "instruction cache line size in bytes (power of two)",
-    "dcache_size": "data cache size in bytes (power of two)",
-    "dcache_ways": "data cache associativity (power of two)",
-    "dcache_line": "data cache line size in bytes (power of two)",
-    "miss_penalty": "stall cycles per cache line missed (both caches)",
-    "caches": "model the caches; false = perfect memory, no cache stalls",
+    **CACHE_DOCS,
 }
-
-
-def _non_negative(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{attribute.name} must be a non-negative integer, got {value!r}")
-
-
-def _positive(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{attribute.name} must be a positive integer, got {value!r}")
-
-
-def _power_of_two(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value & (value - 1):
-        raise ValueError(f"{attribute.name} must be a positive power of two, got {value!r}")
 
 
 def _predictor_name(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -90,39 +69,29 @@ def _predictor_name(instance: object, attribute: attrs.Attribute[Any], value: ob
         raise ValueError(f"{attribute.name} must be one of: {', '.join(PREDICTORS)}; got {value!r}")
 
 
-def _boolean(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{attribute.name} must be true or false, got {value!r}")
-
-
 @attrs.frozen
 class InOrderParams:
     """The in-order pipeline's parameters (see :data:`PARAM_DOCS`); validated on creation."""
 
-    load_use: int = attrs.field(default=1, validator=_non_negative)
-    mul_latency: int = attrs.field(default=3, validator=_positive)
-    div_latency: int = attrs.field(default=34, validator=_positive)
-    branch_penalty: int = attrs.field(default=2, validator=_non_negative)
-    jump_penalty: int = attrs.field(default=1, validator=_non_negative)
-    jalr_penalty: int = attrs.field(default=2, validator=_non_negative)
+    load_use: int = attrs.field(default=1, validator=non_negative)
+    mul_latency: int = attrs.field(default=3, validator=positive)
+    div_latency: int = attrs.field(default=34, validator=positive)
+    branch_penalty: int = attrs.field(default=2, validator=non_negative)
+    jump_penalty: int = attrs.field(default=1, validator=non_negative)
+    jalr_penalty: int = attrs.field(default=2, validator=non_negative)
     predictor: str = attrs.field(default="bimodal", validator=_predictor_name)
-    bht_entries: int = attrs.field(default=512, validator=_power_of_two)
-    icache_size: int = attrs.field(default=16384, validator=_power_of_two)
-    icache_ways: int = attrs.field(default=2, validator=_power_of_two)
-    icache_line: int = attrs.field(default=32, validator=_power_of_two)
-    dcache_size: int = attrs.field(default=16384, validator=_power_of_two)
-    dcache_ways: int = attrs.field(default=2, validator=_power_of_two)
-    dcache_line: int = attrs.field(default=32, validator=_power_of_two)
-    miss_penalty: int = attrs.field(default=20, validator=_non_negative)
-    caches: bool = attrs.field(default=True, validator=_boolean)
+    bht_entries: int = attrs.field(default=512, validator=power_of_two)
+    icache_size: int = attrs.field(default=16384, validator=power_of_two)
+    icache_ways: int = attrs.field(default=2, validator=power_of_two)
+    icache_line: int = attrs.field(default=32, validator=power_of_two)
+    dcache_size: int = attrs.field(default=16384, validator=power_of_two)
+    dcache_ways: int = attrs.field(default=2, validator=power_of_two)
+    dcache_line: int = attrs.field(default=32, validator=power_of_two)
+    miss_penalty: int = attrs.field(default=20, validator=non_negative)
+    caches: bool = attrs.field(default=True, validator=boolean)
 
     def __attrs_post_init__(self) -> None:
-        # the geometry only makes sense as a whole: size must hold whole sets
-        for cache in ("icache", "dcache"):
-            size, ways, line = (getattr(self, f"{cache}_{part}") for part in ("size", "ways", "line"))
-            if size % (ways * line):
-                raise ValueError(f"{cache}_size {size} is not a multiple of "
-                                 f"{cache}_ways * {cache}_line = {ways * line}")
+        check_geometry(self)
 
     @classmethod
     def fields(cls) -> list[tuple[str, Any, str]]:
