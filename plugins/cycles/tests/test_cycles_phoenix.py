@@ -97,3 +97,16 @@ def test_the_engines_agree_on_every_count():
         m.run(max_steps=10_000)
         reports.append(tessera_cycles.report(m))
     assert reports[0] == reports[1]
+
+
+def test_a_snapshot_keeps_the_models_counts():
+    from tessera.errors import BudgetExceeded
+
+    whole = machine(example("vcopy"), cycles="barrel")
+    whole.run(max_steps=10_000)
+    stopped = machine(example("vcopy"), cycles="barrel")
+    with pytest.raises(BudgetExceeded):
+        stopped.run(max_steps=45)   # of 91: mid-run, threads with retirements pending
+    restored = Machine.restore(stopped.snapshot(), host=host())
+    restored.run(max_steps=10_000)
+    assert tessera_cycles.report(restored) == tessera_cycles.report(whole)

@@ -235,3 +235,28 @@ def test_cycles_list_shows_every_parameter(capsys):
     names = {p["name"] for p in models["inorder"]["params"]}
     assert {"cycles.miss_penalty", "cycles.predictor", "cycles.load_use"} <= names
     assert {"cycles.branch_bubble", "cycles.alu_latency"} <= {p["name"] for p in models["barrel"]["params"]}
+
+
+def test_a_snapshot_keeps_the_models_counts():
+    """Stopped mid-run, snapshotted and restored, the model goes on from its counts: the
+    run ends with the report of a run never stopped."""
+    from tessera.errors import BudgetExceeded
+
+    source = """
+        li   t0, 300
+    loop:
+        lw   t1, 0(sp)
+        mul  t2, t1, t0
+        addi t0, t0, -1
+        bnez t0, loop
+        li   a0, 0
+    """ + EXIT
+    whole = machine(source, cycles="inorder")
+    whole.run(max_steps=100_000)
+    stopped = machine(source, cycles="inorder")
+    with pytest.raises(BudgetExceeded):
+        stopped.run(max_steps=555)
+    restored = Machine.restore(stopped.snapshot(), host=host())
+    restored.run(max_steps=100_000)
+    assert tessera_cycles.report(restored) == tessera_cycles.report(whole)
+    assert restored.clock == whole.clock > 1200

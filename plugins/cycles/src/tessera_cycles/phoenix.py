@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tessera.errors import ConfigError
-from tessera_cycles.live import register_model
+from tessera_cycles.live import model_state, register_model
 
 __all__ = ["PhoenixBarrel"]
 
@@ -91,11 +91,14 @@ class PhoenixBarrel:
             self.params = BarrelParams(**params)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"cycles: {exc}") from None
-        self.pipeline = BarrelPipeline(self.params)
+        #: the pipeline and, per thread, its retirement not yet fed (pc, size, kind, reads,
+        #: writes, accesses, next pc): kept in ``machine.ext["cycles"]``, so snapshots keep them
+        state = model_state(machine, self.name, {"pipeline": BarrelPipeline(self.params), "pending": {},
+                                                 "threads": {}})
+        self.pipeline = state["pipeline"]
         self.journal: list[tuple[int, int, int, int]] = []
-        #: per thread: its retirement not yet fed (pc, size, kind, reads, writes, accesses, next pc)
-        self.pending: dict[int, tuple[Any, ...]] = {}
-        self.threads: dict[str, int] = {}
+        self.pending: dict[int, tuple[Any, ...]] = state["pending"]
+        self.threads: dict[str, int] = state["threads"]
         self._machine = weakref.ref(machine)
         register_model(machine, self)
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tessera.errors import ConfigError
-from tessera_cycles.live import register_model
+from tessera_cycles.live import model_state, register_model
 
 __all__ = ["RiscvInOrder"]
 
@@ -66,7 +66,9 @@ class RiscvInOrder:
             self.params = InOrderParams(**params)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"cycles: {exc}") from None
-        self.pipelines: dict[str, Any] = {}
+        #: per hart, its pipeline: kept in the machine's extensions (``machine.ext["cycles"]``),
+        #: so a snapshot keeps the counts and a restored machine's model goes on from them
+        self.pipelines: dict[str, Any] = model_state(machine, self.name, {"pipelines": {}})["pipelines"]
         #: the journal watch's list: (kind, address, size, value) of every completed data access
         self.journal: list[tuple[int, int, int, int]] = []
         self._conditions: dict[int, dict[str, Callable[[int, int], bool]]] = {}
