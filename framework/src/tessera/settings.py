@@ -334,6 +334,9 @@ class Settings:
     items: tuple[Setting, ...] = attrs.field(default=(), converter=_settings_tuple)
     families: tuple[SettingFamily, ...] = attrs.field(default=(), converter=_families_tuple)
     label: str = ""
+    #: the command that lists these keys, for messages (default: ``tessera archs --settings``;
+    #: a tool's own listing, such as ``tessera cycles list``)
+    listing: str = ""
 
     def __attrs_post_init__(self) -> None:
         seen: set[str] = set()
@@ -417,7 +420,8 @@ class Settings:
         ``tessera archs --settings ARCH``.  Raises :class:`ConfigError` with one line.
         """
         label = self.label or label
-        listing = f"`tessera archs --settings {arch}`" if arch else "`tessera archs --settings`"
+        listing = (f"`{self.listing}`" if self.listing else
+                   f"`tessera archs --settings {arch}`" if arch else "`tessera archs --settings`")
         out: dict[str, Any] = {}
         unknown: list[str] = []
         unknown_in: dict[str, list[str]] = {}

@@ -186,6 +186,8 @@ def test_the_engines_agree_on_every_count():
     ({"cycles": "inorder", "cycles.predictor": "oracle"}, "predictor"),
     ({"cycles": "warp"}, "cycles"),
     ({"cycles": "inorder", "cycles.miss_penalty": -1}, "miss_penalty"),
+    ({"cycles": "inorder", "cycles.bogus": 1}, "cycles.bogus .*see `tessera cycles list`"),
+    ({"cycles": "inorder", "cycles.branch_bubble": 3}, "not a parameter of the inorder model"),
 ])
 def test_bad_settings_are_one_line(settings, message):
     with pytest.raises(ConfigError, match=message) as err:

@@ -116,7 +116,7 @@ def declared_settings() -> Settings:
                              help="the cycle model that owns the clock (off: nominal latencies; auto: the "
                                   "one for the machine's architecture)")],
                     [SettingFamily("cycles.", settings=members, label="cycles model")],
-                    label="cycles")
+                    label="cycles", listing="tessera cycles list")
 
 
 def check_agents(machine: Any, name: str) -> None:
