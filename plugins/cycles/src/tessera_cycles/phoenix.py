@@ -24,7 +24,6 @@ the core's threads, fed by an observer on every instruction with
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -99,7 +98,6 @@ class PhoenixBarrel:
         self.journal: list[tuple[int, int, int, int]] = []
         self.pending: dict[int, tuple[Any, ...]] = state["pending"]
         self.threads: dict[str, int] = state["threads"]
-        self._machine = weakref.ref(machine)
         register_model(machine, self)
 
     def cycles(self, ins: Any) -> int:

@@ -25,7 +25,6 @@ every program with and without a model and compares the final states.
 from __future__ import annotations
 
 import operator
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -72,7 +71,6 @@ class RiscvInOrder:
         #: the journal watch's list: (kind, address, size, value) of every completed data access
         self.journal: list[tuple[int, int, int, int]] = []
         self._conditions: dict[int, dict[str, Callable[[int, int], bool]]] = {}
-        self._machine = weakref.ref(machine)
         register_model(machine, self)
 
     # ------------------------------------------------------------------ the core's timing model
