@@ -55,8 +55,13 @@ class TileControl:
         if offset == memmap.SOFT_RESET_0 - memmap.RISCV_DEBUG_REGS_START_ADDR:
             return self.soft_reset
         if offset in (WALL_CLOCK_L, WALL_CLOCK_L4):
-            self._exact(self.tile.core.machine)
-            counter = int(self.tile.core.machine.clock)
+            machine = self.tile.core.machine
+            self._exact(machine)
+            # a timing model that keeps a time per agent (a cycle model's baby cores) says
+            # what this core reads; otherwise the machine clock
+            local = getattr(machine.timing, "local_time", None)
+            agent = machine.space.current_agent
+            counter = int(local(agent)) if local is not None and agent is not None else int(machine.clock)
             if offset == WALL_CLOCK_L4:
                 return counter >> 32 & 0xFFFF_FFFF
             self.high_at = counter >> 32 & 0xFFFF_FFFF

@@ -36,6 +36,9 @@ class ModelInfo:
     params: tuple[tuple[str, Any, str], ...]
     #: ``factory(machine, params) -> timing model`` (imported when a model is built)
     factory: str = ""
+    #: which agents' architectures the model times (default: ``applies``); a board whose
+    #: agents run other architectures too (the tile's Tensix threads) says so here
+    covers: Callable[[Any], bool] | None = None
 
 
 def _riscv(arch: Any) -> bool:
@@ -62,6 +65,24 @@ def _barrel_params() -> tuple[tuple[str, Any, str], ...]:
     return tuple((f.name, f.default, PARAM_DOCS[f.name]) for f in attrs.fields(BarrelParams))
 
 
+def _tensix_params() -> tuple[tuple[str, Any, str], ...]:
+    from tessera_cycles.tensix_model import PARAM_DOCS, TensixParams
+
+    return tuple((f.name, f.default, PARAM_DOCS[f.name]) for f in attrs.fields(TensixParams))
+
+
+def _tile(arch: Any) -> bool:
+    from tessera_cycles.tensix import applies
+
+    return applies(arch)
+
+
+def _tile_agents(arch: Any) -> bool:
+    from tessera_cycles.tensix import covers
+
+    return covers(arch)
+
+
 MODELS: dict[str, Callable[[], ModelInfo]] = {
     "inorder": lambda: ModelInfo(
         "inorder", "a classic five-stage in-order pipeline (IF ID EX MEM WB, full forwarding): load-use and "
@@ -72,6 +93,11 @@ MODELS: dict[str, Callable[[], ModelInfo]] = {
         "barrel", "rfPhoenix's fine-grained multithreaded pipeline (spec 6): one issue a clock, threads in turn, "
                   "a per-thread scoreboard without forwarding, taken-transfer bubbles, I and D caches",
         _phoenix, "rfPhoenix (phoenix)", _barrel_params(), "tessera_cycles.phoenix:PhoenixBarrel"),
+    "tensix": lambda: ModelInfo(
+        "tensix", "a Tensix tile: baby RISC-V cores (scoreboard, L1 and local-RAM latencies), each thread's "
+                  "instruction FIFO, MOP/replay expansion and wait gate, the backend units shared by the threads",
+        _tile, "Tensix tiles (tensix-tile, tensix-tile-wh)", _tensix_params(), "tessera_cycles.tensix:TensixTile",
+        _tile_agents),
 }
 
 
@@ -123,8 +149,9 @@ def check_agents(machine: Any, name: str) -> None:
     """Refuse a board whose agents the model does not model (asked when the machine is ready:
     the timing model is chosen before the board adds its agents)."""
     model = info(name)
+    covers = model.covers or model.applies
     others = sorted({getattr(getattr(a, "arch", None), "name", None) or type(a).__name__ for a in machine.agents
-                     if not model.applies(getattr(a, "arch", None))})
+                     if not covers(getattr(a, "arch", None))})
     if others:
         raise ConfigError(f"the {name} cycle model does not apply to architecture {machine.arch.name}: its "
                           f"board has {', '.join(others)} agents, and the model covers {model.applies_text}")

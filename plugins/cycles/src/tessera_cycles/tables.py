@@ -17,6 +17,8 @@ def render(report: dict[str, Any]) -> Any:
     """The report as rich renderables: one table of agents, one of caches and predictors."""
     if "core" in report:
         return _render_barrel(report)
+    if "units" in report:
+        return _render_tile(report)
     from rich.table import Table
 
     params = report["params"]
@@ -75,3 +77,33 @@ def _render_barrel(report: dict[str, Any]) -> Any:
                           f"{c['hits']:,}", f"{c['misses']:,}", f"{c['hit_rate']:.2%}")
     note = ", ".join(f"{k}={v}" for k, v in report["params"].items())
     return threads, units, f"parameters: {note}"
+
+
+def _render_tile(report: dict[str, Any]) -> Any:
+    """The tensix model's report: each baby core's stalls, each Tensix thread's waits, each unit's load."""
+    from rich.table import Table
+
+    agents = report["agents"]
+    cores = Table(title=f"cycles: {report['model']} model, clock {report['clock']:,}; baby RISC-V cores, stall "
+                        "cycles by cause", title_justify="left")
+    causes = ("data", "divide", "store", "fifo", "sync")
+    for col in ("core", "instr", "cycles", "CPI", *causes):
+        cores.add_column(col, justify="left" if col == "core" else "right")
+    threads = Table(title="Tensix threads: cycles waited at the gate, by cause", title_justify="left")
+    waits = ("unit", "source", "sync", "empty")
+    for col in ("thread", "instr", "expanded", "done at", *waits):
+        threads.add_column(col, justify="left" if col == "thread" else "right")
+    for name, rep in agents.items():
+        if "stalls" in rep:
+            cores.add_row(name, f"{rep['instructions']:,}", f"{rep['cycles']:,}", f"{rep['cpi']:.3f}",
+                          *(f"{rep['stalls'].get(c, 0):,}" for c in causes))
+        else:
+            threads.add_row(name, f"{rep['instructions']:,}", f"{rep['expanded']:,}", f"{rep['cycles']:,}",
+                            *(f"{rep['waits'].get(w, 0):,}" for w in waits))
+    units = Table(title="backend units (shared by the three threads)", title_justify="left")
+    for col in ("unit", "instr", "busy cycles", "busy"):
+        units.add_column(col, justify="left" if col == "unit" else "right")
+    for name, rep in report["units"].items():
+        units.add_row(name, f"{rep['instructions']:,}", f"{rep['busy']:,}", f"{rep['utilisation']:.1%}")
+    note = ", ".join(f"{k}={v}" for k, v in report["params"].items())
+    return cores, threads, units, f"parameters: {note}"

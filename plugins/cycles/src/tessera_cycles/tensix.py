@@ -1,0 +1,237 @@
+"""The ``tensix`` model on a running Tensix tile: what each retirement tells it.
+
+:class:`TensixTile` is the timing model ``tessera_timing_model`` hands the core for the
+``tensix-tile`` and ``tensix-tile-wh`` architectures.  It prices every instruction at one
+cycle (each agent's own ``cycles`` counts its instructions) and keeps the tile's times in
+:class:`~tessera_cycles.tensix_model.TileTimes`, fed by observers
+(``tessera_execute_observe``: the fast engine keeps its blocks):
+
+* a baby core's instruction — its kind from its row's timing class, its registers from
+  ``Architecture.register_uses``, its data access from a journal watch over the tile's
+  shared space and each core's own space (address and value: L1, local RAM, the wall
+  clock, ``PC_BUF`` and the semaphores, the push window), a ``.ttinsn`` push to the
+  core's own thread;
+* a Tensix thread's instruction — its mnemonic and unit (``Encoding.unit``), whether an
+  expander made it (``ins.issued_by``), and how many words the thread has popped.
+
+The wall clock a core reads (``RISCV_DEBUG_REG_WALL_CLOCK_L``) is that core's time in the
+model (:meth:`local_time`), so a kernel timing itself with the clock, as the silicon
+benchmarks do, reads the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tessera.errors import ConfigError
+from tessera_cycles.live import model_state, register_model
+
+__all__ = ["TensixTile"]
+
+#: tile memory map (BlackholeA0 .../BabyRISCV/README.md "Memory map"; tessera_tensix.tile.memmap)
+MEM_LOCAL_BASE, LOCAL_END = 0xFFB0_0000, 0xFFB0_2000
+WALL_CLOCK = range(0xFFB1_21F0, 0xFFB1_21FC)
+INSTRN_BUF_BASE, INSTRN_BUF_END = 0xFFE4_0000, 0xFFE7_0000
+PC_BUF_BASE, PC_BUF_END = 0xFFE8_0000, 0xFFEB_0000
+#: PC_BUF + 4: CoprocessorDoneCheck (tensix_sync); + 0x20 .. 0x3F: the semaphores
+DONE_CHECK, SEMAPHORES = 4, range(0x20, 0x40)
+#: the tile architectures this model times
+TILES = ("tensix-tile", "tensix-tile-wh")
+#: the Tensix architectures of their threads
+THREAD_ARCHS = ("tensix", "tensix-wh")
+
+READ = 0  # tessera.memory.watch.READ; journal entries are (kind, address, size, value)
+
+
+def applies(arch: Any) -> bool:
+    """The machine's architecture is a tile."""
+    return getattr(arch, "name", None) in TILES
+
+
+def covers(arch: Any) -> bool:
+    """An agent the model times: a baby core (the tile's architecture) or a Tensix thread;
+    or one without an architecture — the kernel runner's test host (tile/host.py), which
+    stands for the PC on the other side of PCIe and takes no tile time."""
+    return arch is None or getattr(arch, "name", None) in TILES + THREAD_ARCHS
+
+
+def _own_thread(name: str) -> int:
+    """The Tensix thread a core's ``.ttinsn`` pushes to (T<i> -> i, RISCV B -> T0)."""
+    return int(name[-1]) if name.startswith("trisc") else 0
+
+
+class TensixTile:
+    """The ``tensix`` timing model of one tile machine (see the module doc)."""
+
+    name = "tensix"
+
+    def __init__(self, machine: Any, params: dict[str, Any]) -> None:
+        from tessera_cycles.tensix_model import TensixParams, TileTimes
+
+        try:
+            self.params = TensixParams(**params)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"cycles: {exc}") from None
+        #: kept in the machine's extensions, so a snapshot keeps the times
+        self.tile: TileTimes = model_state(machine, self.name, {"tile": TileTimes(self.params)})["tile"]
+        #: the journal watches' list: (kind, address, size, value) of every completed access
+        self.journal: list[tuple[int, int, int, int]] = []
+        self.l1_end = 0
+        register_model(machine, self)
+
+    # ------------------------------------------------------------------ the core's timing model
+
+    def cycles(self, ins: Any) -> int:
+        return 1
+
+    def now(self, machine: Any) -> int:
+        return self.tile.now()
+
+    def local_time(self, agent: Any) -> int:
+        """The time ``agent`` (a core reading the wall clock) has reached."""
+        core = self.tile.cores.get(getattr(agent, "name", ""))
+        return core.t if core is not None else self.tile.now()
+
+    def watches(self, space: Any) -> list[Any]:
+        from tessera.memory import Watch
+
+        if space.name == "main":
+            l1 = next((r for r in space.regions if r.name.lower().startswith("l1")), None)
+            self.l1_end = l1.end if l1 is not None else 0x18_0000
+            return [Watch(0, space.limit, journal=self.journal)]
+        if space.name.endswith(".own"):
+            return [Watch(0, space.limit, journal=self.journal)]
+        return []
+
+    # ------------------------------------------------------------------ observers
+
+    def observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
+        name = getattr(arch, "name", None)
+        if name in THREAD_ARCHS:
+            return self._thread_observer(ins)
+        if name in TILES:
+            return self._core_observer(arch, ins)
+        return None
+
+    def _thread_observer(self, ins: Any) -> Callable[[Any, Any], None]:
+        tile, journal = self.tile, self.journal
+        mnemonic = ins.mnemonic
+        unit = ins.encoding.unit
+        expanded = getattr(ins, "issued_by", None) is not None
+
+        def observe(thread: Any, ins: Any) -> None:
+            if journal:
+                journal.clear()
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0))
+
+        return observe
+
+    def _core_observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None]:
+        tile, journal = self.tile, self.journal
+        params = self.params
+        timing = ins.encoding.timing
+        declare = getattr(arch, "register_uses", None)
+        uses = declare(ins) if declare is not None else None
+        dynamic = uses if callable(uses) else None
+        reads: tuple[int, ...] = ()
+        writes: tuple[int, ...] = ()
+        if uses is not None and dynamic is None:
+            reads = tuple(i for f, i in uses[0] if f == "x" and i)
+            writes = tuple(i for f, i in uses[1] if f == "x" and i)
+        core_of = tile.core
+
+        if timing == "ttinsn":
+            def observe_push(agent: Any, ins: Any) -> None:
+                if journal:
+                    journal.clear()
+                tile.push(core_of(agent.name), (), _own_thread(agent.name))
+
+            return observe_push
+        if timing == "mul":
+            latency = params.mul_latency
+
+            def observe_mul(agent: Any, ins: Any) -> None:
+                tile.simple(core_of(agent.name), reads, writes, latency)
+
+            return observe_mul
+        if timing == "div":
+            def observe_div(agent: Any, ins: Any) -> None:
+                tile.divide(core_of(agent.name), reads, writes)
+
+            return observe_div
+        if timing in ("load", "store", "amo"):
+            return self._memory_observer(reads, writes, dynamic)
+        if dynamic is not None:
+            def observe_dynamic(agent: Any, ins: Any) -> None:
+                if journal:
+                    journal.clear()
+                r, w = dynamic(agent)
+                tile.simple(core_of(agent.name), tuple(i for f, i in r if f == "x" and i),
+                            tuple(i for f, i in w if f == "x" and i), 1, False)
+
+            return observe_dynamic
+
+        pure = timing not in ("csr", "system", "trap")
+
+        def observe(agent: Any, ins: Any) -> None:
+            tile.simple(core_of(agent.name), reads, writes, 1, pure)
+
+        return observe
+
+    def _memory_observer(self, reads: tuple[int, ...], writes: tuple[int, ...],
+                         dynamic: Any) -> Callable[[Any, Any], None]:
+        tile, journal, params = self.tile, self.journal, self.params
+        model = self
+
+        def observe_memory(agent: Any, ins: Any) -> None:
+            core = tile.core(agent.name)
+            r, w = reads, writes
+            if dynamic is not None:
+                dr, dw = dynamic(agent)
+                r = tuple(i for f, i in dr if f == "x" and i)
+                w = tuple(i for f, i in dw if f == "x" and i)
+            if not journal:   # nothing completed (an access the journal does not see): one slot
+                tile.simple(core, r, w, 1, False)
+                return
+            kind, address, _size, value = journal[-1]
+            journal.clear()
+            if kind == READ:
+                if address < model.l1_end:
+                    tile.load(core, r, w, params.l1_load_latency, address, value, True,
+                              tile.l1_written.get(address >> 2))
+                elif MEM_LOCAL_BASE <= address < LOCAL_END:
+                    tile.load(core, r, w, params.local_load_latency, address, value, True, None)
+                elif PC_BUF_BASE <= address < PC_BUF_END:
+                    offset = address & 0xFFFF
+                    if offset == DONE_CHECK and agent.name.startswith("trisc"):
+                        tile.wait_thread(core, r, w, _own_thread(agent.name))
+                    elif offset in SEMAPHORES:
+                        tile.load(core, r, w, 1, address, value, True, tile.sem_changed)
+                    else:
+                        tile.load(core, r, w, 1, address, value, False, None)
+                elif address in WALL_CLOCK:   # neither a poll nor its end: a poll may wait between delays
+                    tile.load(core, r, w, 1, address, value, None, None)
+                else:   # configuration, mailboxes, devices: one cycle, and the end of any poll
+                    tile.load(core, r, w, 1, address, value, False, None)
+                return
+            if address < model.l1_end:
+                tile.store_l1(core, r, address)
+            elif INSTRN_BUF_BASE <= address < INSTRN_BUF_END:
+                window = (address - INSTRN_BUF_BASE) >> 16
+                tile.push(core, r, window if agent.name == "brisc" else _own_thread(agent.name))
+            else:
+                tile.simple(core, r, w, 1, False)
+
+        return observe_memory
+
+    # ------------------------------------------------------------------ reporting
+
+    def report(self, machine: Any) -> dict[str, Any]:
+        """Per core and thread: instructions, cycles, stalls; per unit: busy cycles."""
+        import attrs
+
+        rep = self.tile.report()
+        agents = {**rep["cores"], **rep["threads"]}
+        return {"model": self.name, "clock": int(machine.clock), "params": attrs.asdict(self.params),
+                "agents": agents, "units": rep["units"]}

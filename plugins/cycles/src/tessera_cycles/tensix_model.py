@@ -1,0 +1,488 @@
+"""The Tensix tile's timing: baby RISC-V cores, instruction FIFOs, the threads' front ends
+and the backend units they share — one time base for all of them.
+
+The functional run decides *what* happens (which value a poll reads, which instruction
+the wait gate lets through); this model decides *when*, from what each agent retires
+(``tessera_execute_observe``), in whatever order the scheduler ran them.  Every time is a
+timestamp in one clock of the tile, so the model does not depend on how the run was
+sliced:
+
+* **A core** (RISCV B, T0..T2) issues one instruction a cycle in order, an instruction
+  waiting for the registers it reads (a scoreboard): a multiply's result is ready 2
+  cycles after it issues, a load's from L1 after 8 and from the core's local RAM after
+  2, a divide holds the core 33 cycles; stores to L1 go out one per ``l1_store_period``
+  cycles, except a store to the word just stored (it merges); a branch costs nothing
+  more than its slot.  (Blackhole silicon: riscvbench, docs/cycles.md "Calibration".)
+* **A push** (``.ttinsn``, or a store to ``INSTRN_BUF_BASE``) enters the thread's FIFO
+  at the core's time, unless the thread has ``fifo_depth`` instructions that have not
+  yet passed its wait gate: then the core stalls until the oldest of them does
+  (BabyRISCV/PushTensixInstruction.md: a push into a full FIFO stalls the core).
+* **A Tensix thread** takes its next instruction through the MOP expander, the replay
+  expander and the wait gate at most one a cycle (WormholeB0 .../MOPExpander.md,
+  ReplayExpander.md, WaitGate.md); an expanded instruction comes one a cycle after the
+  MOP or REPLAY that made it.  At the gate it waits for its execution unit: a **unit**
+  (matrix unit, vector unit, scalar unit, TDMA, configuration, unpackers, packers) is
+  shared by the three threads and busy for each instruction's *occupancy* cycles; a
+  unit's timeline is a calendar of busy intervals, so an instruction takes the first
+  free slot at or after the time it reaches the gate, whichever thread's instruction
+  the functional run happened to run first.
+* **Waits the gate implements** become times: ``STALLWAIT`` waits until every unit it
+  could name has drained; ``SEMWAIT`` until the semaphore's last change; a matrix-unit
+  instruction until the source banks were last made valid (an unpack, ``SETDVALID``).
+* **A core waiting on the coprocessor**: a load of ``PC_BUF_BASE + 4``
+  (CoprocessorDoneCheck, ``tensix_sync``) completes when the core's thread has finished
+  everything it was given; a core *polling* memory (loads and register arithmetic only,
+  reading a word again) that sees the word change continues from when it started
+  polling or when the word was written, whichever is later — not from however long the
+  functional run let it spin.
+
+Occupancies are parameters (:class:`TensixParams`); the defaults are the Blackhole
+silicon measurements where one exists (docs/cycles.md says which) and documented choices
+otherwise.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from typing import Any
+
+import attrs
+
+from tessera_cycles.params import non_negative, positive
+
+__all__ = ["CoreTimes", "PARAM_DOCS", "TensixParams", "ThreadTimes", "TileTimes", "UnitCalendar"]
+
+
+def _depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    positive(instance, attribute, value)
+    if int(value) > MAX_FIFO_DEPTH:  # type: ignore[call-overload]
+        raise ValueError(f"{attribute.name} must be at most {MAX_FIFO_DEPTH} (the functional FIFO takes a push "
+                         f"while it holds {MAX_FIFO_DEPTH - 2}), got {value!r}")
+
+
+#: the deepest FIFO the model can time: the functional FIFO accepts a push while it holds at
+#: most 28, so when a push is accepted the instruction 30 before it has passed the gate
+MAX_FIFO_DEPTH = 30
+
+
+@attrs.frozen
+class TensixParams:
+    """The ``tensix`` model's parameters (``--set cycles.NAME=V``)."""
+
+    fifo_depth: int = attrs.field(default=30, validator=_depth)
+    mul_latency: int = attrs.field(default=2, validator=positive)
+    div_cycles: int = attrs.field(default=33, validator=positive)
+    l1_load_latency: int = attrs.field(default=8, validator=positive)
+    local_load_latency: int = attrs.field(default=2, validator=positive)
+    l1_store_period: int = attrs.field(default=5, validator=positive)
+    thcon_cycles: int = attrs.field(default=3, validator=positive)
+    matrix_pushed_cycles: int = attrs.field(default=6, validator=positive)
+    matrix_expanded_cycles: int = attrs.field(default=1, validator=positive)
+    unpack_cycles: int = attrs.field(default=16, validator=positive)
+    pack_cycles: int = attrs.field(default=16, validator=positive)
+    sfpu_cycles: int = attrs.field(default=1, validator=positive)
+    gate_latency: int = attrs.field(default=1, validator=non_negative)
+
+
+PARAM_DOCS: dict[str, str] = {
+    "fifo_depth": "instructions a Tensix thread holds between a push and its wait gate before a push stalls the "
+                  "core (1..30; silicon run-ahead 31-32)",
+    "mul_latency": "cycles from a baby core's multiply to its result (silicon: dependent mul 2)",
+    "div_cycles": "cycles a baby core's divide holds the core (silicon: divu 33)",
+    "l1_load_latency": "load-to-use cycles of a baby core's load from L1 (silicon: pointer chase 8.1)",
+    "local_load_latency": "load-to-use cycles of a load from the core's local RAM (silicon: 2)",
+    "l1_store_period": "cycles between two stores of a core to different L1 words (silicon: 5.3)",
+    "thcon_cycles": "cycles the scalar unit is busy with ADD/SUB/MUL/SHIFT/CMP/BITWOP DMAREG and its memory "
+                    "ops (silicon: 3, shared by the threads)",
+    "matrix_pushed_cycles": "cycles the matrix unit is busy with a math instruction a core pushed itself "
+                            "(silicon: MVMUL/ELWADD/ELWMUL 6, shared)",
+    "matrix_expanded_cycles": "cycles the matrix unit is busy with a math instruction the MOP or replay "
+                              "expander issued (silicon: MVMUL in a matmul 1.07)",
+    "unpack_cycles": "cycles an unpacker is busy with one UNPACR (not measured; a face of 16 rows, one a cycle)",
+    "pack_cycles": "cycles a packer is busy with one PACR (not measured; 16 rows, one a cycle)",
+    "sfpu_cycles": "cycles the vector unit is busy with one instruction (silicon: 1, SFPMAD included)",
+    "gate_latency": "cycles from a push to the earliest the instruction can pass its thread's wait gate",
+}
+
+#: scalar-unit (THCON) instructions that take ``thcon_cycles``; SETDMAREG and the rest take 1
+THCON_LONG = frozenset({
+    "ttadddmareg", "ttsubdmareg", "ttmuldmareg", "ttshiftdmareg", "ttcmpdmareg", "ttbitwopdmareg",
+    "ttloadind", "ttstoreind", "ttloadreg", "ttstorereg", "ttatincget", "ttatincgetptr", "ttatcas", "ttatswap",
+    "ttreg2flop", "ttflushdma"})
+#: matrix-unit instructions that read the source banks (wait for them to be valid) and are
+#: charged ``matrix_*_cycles``; the matrix unit's counters (SETRWC, INCRWC …) take 1
+MATRIX_WORK = frozenset({
+    "ttmvmul", "ttelwadd", "ttelwmul", "ttelwsub", "ttdotpv", "ttgmpool", "ttgapool", "ttmpool3s1", "ttmpool3s2",
+    "ttapool3s1", "ttapool3s2", "ttconv3s1", "ttconv3s2", "ttmfconv3s1", "ttmova2d", "ttmovb2d", "ttmovb2a",
+    "ttmovd2a", "ttmovd2b"})
+#: front-end instructions: consumed by the expanders, never reach a unit
+FRONT_END = frozenset({"ttmop", "ttmopcfg", "ttreplay", "ttnop", "ttresourcedecl"})
+
+
+class UnitCalendar:
+    """When one shared unit is busy: sorted, disjoint ``[start, end)`` intervals.
+
+    :meth:`reserve` gives the first free slot of the asked length at or after the asked
+    time, so requests that reach the model out of time order (one thread's long burst
+    observed before another's) still share the unit as the hardware's arbitration would
+    by time.  Intervals that end before every thread's current time can no longer matter
+    and are dropped (:meth:`forget_before`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.busy = 0          # cycles reserved in all
+        self.issued = 0        # instructions
+        self.last_end = 0      # the latest end of any interval
+
+    def reserve(self, at: int, length: int) -> int:
+        """Book ``length`` cycles from the first free time ``>= at``; return the start."""
+        starts, ends = self.starts, self.ends
+        i = bisect.bisect_right(ends, at)          # intervals ending at or before `at` cannot clash
+        t = at
+        n = len(starts)
+        while i < n and starts[i] < t + length:    # this interval overlaps [t, t+length)
+            t = max(t, ends[i])
+            i += 1
+        # merge with neighbours where they touch, to keep the lists short
+        if i > 0 and ends[i - 1] == t:
+            ends[i - 1] = t + length
+            if i < n and starts[i] == t + length:
+                ends[i - 1] = ends[i]
+                del starts[i], ends[i]
+        elif i < n and starts[i] == t + length:
+            starts[i] = t
+        else:
+            starts.insert(i, t)
+            ends.insert(i, t + length)
+        self.busy += length
+        self.issued += 1
+        if t + length > self.last_end:
+            self.last_end = t + length
+        return t
+
+    def forget_before(self, t: int) -> None:
+        cut = bisect.bisect_right(self.ends, t)
+        if cut > 64:
+            del self.starts[:cut], self.ends[:cut]
+
+
+class CoreTimes:
+    """One baby RISC-V core's clock and scoreboard."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.t = 0                         # the cycle its next instruction can issue
+        self.ready = [0] * 32              # when each x register's value is ready
+        self.store_free = 0                # when its next L1 store can go out
+        self.last_store = -1               # word address of its last L1 store (merging)
+        self.instructions = 0
+        self.stalls = {"data": 0, "divide": 0, "store": 0, "fifo": 0, "sync": 0}
+        self.polled = 0                    # cycles of spinning the poll rule gave back
+        self.poll_since: int | None = None  # when the current run of pure loads began
+        self.poll_seen: dict[int, int] = {}
+
+    def report(self) -> dict[str, Any]:
+        end = self.t if self.poll_since is None else self.poll_since   # a poll that never ended: from its start
+        cycles = max(end, 1)
+        return {"instructions": self.instructions, "cycles": end,
+                "cpi": round(end / self.instructions, 4) if self.instructions else 0.0,
+                "ipc": round(self.instructions / cycles, 4), "stalls": dict(self.stalls),
+                "poll_cycles_given_back": self.polled}
+
+
+class ThreadTimes:
+    """One Tensix thread: its FIFO's push times, when its gate is free, what it has left."""
+
+    def __init__(self, tid: int) -> None:
+        self.tid = tid
+        self.arrivals: deque[int] = deque()   # push times of entries not yet observed
+        self.pushed = 0                        # entries pushed in all
+        self.passed: deque[int] = deque()     # gate times of the last entries observed (FIFO depth)
+        self.entries = 0                       # entries observed (popped and retired)
+        self.front = 0                         # when its gate can pass the next instruction
+        self.done = 0                          # when everything it passed has finished
+        self.expansion_start: int | None = None  # gate time of a MOP/REPLAY's first expansion
+        self.instructions = 0
+        self.expanded = 0
+        self.waits = {"unit": 0, "sync": 0, "source": 0, "empty": 0}
+
+    def report(self) -> dict[str, Any]:
+        return {"instructions": self.instructions, "expanded": self.expanded, "cycles": self.done,
+                "waits": dict(self.waits)}
+
+
+class TileTimes:
+    """Everything the model knows about one tile (kept in ``machine.ext["cycles"]``)."""
+
+    def __init__(self, params: TensixParams) -> None:
+        self.params = params
+        self.cores: dict[str, CoreTimes] = {}
+        self.threads = [ThreadTimes(t) for t in range(3)]
+        self.units: dict[str, UnitCalendar] = {}
+        self.src_valid = 0            # when the source banks were last made valid
+        self.sem_changed = 0          # when a semaphore last changed
+        self.l1_written: dict[int, int] = {}   # word -> when a core last stored it
+        self.tensix_l1_written = 0    # when a Tensix unit (packer …) last wrote L1
+
+    def core(self, name: str) -> CoreTimes:
+        got = self.cores.get(name)
+        if got is None:
+            got = self.cores[name] = CoreTimes(name)
+        return got
+
+    def unit(self, name: str) -> UnitCalendar:
+        got = self.units.get(name)
+        if got is None:
+            got = self.units[name] = UnitCalendar(name)
+        return got
+
+    def now(self) -> int:
+        """The latest time anything has reached (a core still polling counts from where its poll began)."""
+        times = [c.t if c.poll_since is None else c.poll_since for c in self.cores.values()]
+        times += [th.done for th in self.threads]
+        return max(times, default=0)
+
+    # ------------------------------------------------------------------ cores
+
+    def issue(self, core: CoreTimes, reads: tuple[int, ...]) -> int:
+        """When ``core``'s next instruction issues: its turn, and the registers it reads ready."""
+        t = core.t
+        ready = core.ready
+        for r in reads:
+            if ready[r] > t:
+                t = ready[r]
+        if t > core.t:
+            core.stalls["data"] += t - core.t
+        return t
+
+    def simple(self, core: CoreTimes, reads: tuple[int, ...], writes: tuple[int, ...], latency: int = 1,
+               pure: bool = True) -> None:
+        """A one-slot instruction whose result is ready ``latency`` later; ``pure``: it changes
+        nothing but registers (a poll may go on through it; a CSR access or a call ends one)."""
+        t = self.issue(core, reads)
+        for w in writes:
+            core.ready[w] = t + latency
+        core.t = t + 1
+        core.instructions += 1
+        if not pure:
+            core.poll_since = None
+
+    def divide(self, core: CoreTimes, reads: tuple[int, ...], writes: tuple[int, ...]) -> None:
+        t = self.issue(core, reads)
+        cycles = self.params.div_cycles
+        core.stalls["divide"] += cycles - 1
+        for w in writes:
+            core.ready[w] = t + cycles
+        core.t = t + cycles
+        core.instructions += 1
+
+    def load(self, core: CoreTimes, reads: tuple[int, ...], writes: tuple[int, ...], latency: int,
+             address: int, value: int, polled: bool | None, written: int | None) -> None:
+        """A load of ``value`` from ``address`` with ``latency``; ``polled``: a location a
+        poll may wait on (RAM, a semaphore), ``None`` one that neither is nor ends a poll
+        (the wall clock: a poll may sit between delays); ``written``: when what it reads
+        was written, if known (a load cannot see a value before it is written)."""
+        t = self.issue(core, reads)
+        if polled is None:
+            pass
+        elif polled:
+            since = core.poll_since
+            if since is None:
+                core.poll_since = t
+                core.poll_seen = {address: value}
+            else:
+                seen = core.poll_seen.get(address)
+                if seen is not None and seen != value:
+                    # a poll saw its word change: it would have seen it from when it began, or
+                    # when the word was written, not after however long it spun here
+                    back = max(since, written or 0)
+                    if back < t:
+                        core.polled += t - back
+                        t = back
+                    core.poll_since = t
+                    core.poll_seen = {address: value}
+                else:
+                    core.poll_seen[address] = value
+        else:
+            core.poll_since = None
+        if written is not None and written > t:
+            core.stalls["sync"] += written - t
+            t = written
+        for w in writes:
+            core.ready[w] = t + latency
+        core.t = t + 1
+        core.instructions += 1
+
+    def store_l1(self, core: CoreTimes, reads: tuple[int, ...], address: int) -> None:
+        t = self.issue(core, reads)
+        word = address >> 2
+        if word != core.last_store:
+            if core.store_free > t:
+                core.stalls["store"] += core.store_free - t
+                t = core.store_free
+            core.store_free = t + self.params.l1_store_period
+            core.last_store = word
+        self.l1_written[word] = t
+        core.t = t + 1
+        core.instructions += 1
+        core.poll_since = None
+
+    def wait_thread(self, core: CoreTimes, reads: tuple[int, ...], writes: tuple[int, ...], tid: int) -> None:
+        """CoprocessorDoneCheck: the load completes when thread ``tid`` has finished."""
+        t = self.issue(core, reads)
+        done = self.threads[tid].done
+        if done > t:
+            core.stalls["sync"] += done - t
+            t = done
+        for w in writes:
+            core.ready[w] = t + 1
+        core.t = t + 1
+        core.instructions += 1
+        core.poll_since = None
+
+    def push(self, core: CoreTimes, reads: tuple[int, ...], tid: int) -> None:
+        """A push into thread ``tid``'s FIFO: it waits while the FIFO is full."""
+        t = self.issue(core, reads)
+        th = self.threads[tid]
+        depth = self.params.fifo_depth
+        ahead = th.pushed - th.entries      # pushed, not yet through the gate (observed)
+        if ahead < depth:
+            # the entry `depth` before this one has passed the gate: at passed[-(depth - ahead)]
+            back = depth - ahead
+            if back <= len(th.passed):
+                gate = th.passed[-back]
+                if gate > t:
+                    core.stalls["fifo"] += gate - t
+                    t = gate
+        th.arrivals.append(t)
+        th.pushed += 1
+        core.t = t + 1
+        core.instructions += 1
+        core.poll_since = None
+
+    # ------------------------------------------------------------------ Tensix threads
+
+    def occupancy(self, mnemonic: str, unit: str, expanded: bool) -> int:
+        p = self.params
+        if unit == "MATH":
+            if mnemonic in MATRIX_WORK:
+                return p.matrix_expanded_cycles if expanded else p.matrix_pushed_cycles
+            return 1
+        if unit == "THCON":
+            return p.thcon_cycles if mnemonic in THCON_LONG else 1
+        if unit == "SFPU":
+            return p.sfpu_cycles
+        if unit == "UNPACK":
+            return p.unpack_cycles if mnemonic == "ttunpacr" else 1
+        if unit == "PACK":
+            return p.pack_cycles if mnemonic == "ttpacr" else 1
+        return 1
+
+    def tensix(self, tid: int, mnemonic: str, unit: str, expanded: bool, popped: int) -> None:
+        """Thread ``tid`` passed ``mnemonic`` (of ``unit``; ``expanded``: made by a MOP or
+        REPLAY) through its gate: when, and how long its unit is busy.  ``popped``: the
+        FIFO entries the thread has popped, this one's (or its MOP's) included — entries
+        the replay expander recorded without executing retire unseen, one a cycle."""
+        th = self.threads[tid]
+        while th.entries < popped - 1:
+            arrival = th.arrivals[0] + self.params.gate_latency if th.arrivals else th.front
+            gate = max(th.front, arrival)
+            th.front = gate + 1
+            self._entry_passed(th, gate)
+        if expanded:
+            # one a cycle after the MOP/REPLAY that made it reached the expander
+            arrival = th.arrivals[0] + self.params.gate_latency if th.arrivals else th.front
+        elif th.arrivals:
+            arrival = th.arrivals[0] + self.params.gate_latency
+        else:                    # pushed before the model saw it (a snapshot from before): now
+            arrival = th.front
+        t = th.front
+        if arrival > t:
+            th.waits["empty"] += arrival - t
+            t = arrival
+        if mnemonic in FRONT_END or not unit:
+            self._front_end(th, mnemonic, expanded, t)
+            return
+        t = self._gate_waits(th, mnemonic, t)
+        occ = self.occupancy(mnemonic, unit, expanded)
+        start = self.unit(unit).reserve(t, occ)
+        th.waits["unit"] += start - t
+        end = start + occ
+        self._effects(unit, mnemonic, end)
+        th.front = start + 1
+        if end > th.done:
+            th.done = end
+        th.instructions += 1
+        if expanded:
+            th.expanded += 1
+            if th.expansion_start is None:
+                th.expansion_start = start
+        else:
+            self._entry_passed(th, start)
+
+    def _front_end(self, th: ThreadTimes, mnemonic: str, expanded: bool, t: int) -> None:
+        """An instruction the expanders consume (MOP, REPLAY, MOP_CFG, NOP): no unit."""
+        if expanded or mnemonic not in ("ttmop", "ttreplay"):
+            gate = t
+        else:  # a MOP/REPLAY leaves the FIFO when its first expansion did (observed after them)
+            gate = th.expansion_start if th.expansion_start is not None else t
+            th.expansion_start = None
+        if not expanded:
+            self._entry_passed(th, gate)
+        th.front = max(th.front, t + (0 if mnemonic in ("ttmop", "ttreplay") else 1))
+        th.instructions += 1
+
+    def _gate_waits(self, th: ThreadTimes, mnemonic: str, t: int) -> int:
+        """What the wait gate holds ``mnemonic`` for, beyond its unit: the time it may go on."""
+        if mnemonic == "ttstallwait":    # every unit it may name drained (the mask is not read)
+            sync = max((u.last_end for u in self.units.values()), default=0)
+        elif mnemonic == "ttsemwait":
+            sync = self.sem_changed
+        elif mnemonic in MATRIX_WORK:
+            if self.src_valid > t:
+                th.waits["source"] += self.src_valid - t
+                t = self.src_valid
+            return t
+        else:
+            return t
+        if sync > t:
+            th.waits["sync"] += sync - t
+            t = sync
+        return t
+
+    def _effects(self, unit: str, mnemonic: str, end: int) -> None:
+        """What later waits learn from an instruction that finishes at ``end``."""
+        if unit == "UNPACK" or mnemonic == "ttsetdvalid":
+            if end > self.src_valid:
+                self.src_valid = end
+        elif unit == "SYNC" and mnemonic in ("ttsempost", "ttsemget", "ttseminit"):
+            if end > self.sem_changed:
+                self.sem_changed = end
+        elif unit == "PACK" and end > self.tensix_l1_written:
+            self.tensix_l1_written = end
+
+    def _entry_passed(self, th: ThreadTimes, gate: int) -> None:
+        if th.arrivals:
+            th.arrivals.popleft()
+        th.entries += 1
+        th.passed.append(gate)
+        if len(th.passed) > MAX_FIFO_DEPTH + 2:
+            th.passed.popleft()
+        if gate + 1 > th.done:
+            th.done = gate + 1
+        if th.entries & 1023 == 0:   # old intervals of the units can no longer be asked for
+            low = min(x.front for x in self.threads if x.pushed > x.entries) if any(
+                x.pushed > x.entries for x in self.threads) else th.front
+            for cal in self.units.values():
+                cal.forget_before(low - 4096)
+
+    # ------------------------------------------------------------------ reporting
+
+    def report(self) -> dict[str, Any]:
+        units = {name: {"instructions": u.issued, "busy": u.busy,
+                        "utilisation": round(u.busy / max(self.now(), 1), 4)} for name, u in sorted(self.units.items())}
+        return {"cores": {n: c.report() for n, c in sorted(self.cores.items())},
+                "threads": {f"t{th.tid}": th.report() for th in self.threads}, "units": units}

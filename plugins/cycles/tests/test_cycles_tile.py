@@ -1,0 +1,119 @@
+"""The tensix model on running tiles: the demo kernels still pass their checks, both
+engines agree on every count, a snapshot keeps the times, the wall clock reads the
+model, and bad settings are one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+
+import tessera_cycles
+import tessera_cycles.plugin
+import tessera_riscv.plugin
+import tessera_tensix.plugin
+from tessera.errors import BudgetExceeded, ConfigError
+from tessera.isa.asm import assemble
+from tessera.machine import Machine
+from tessera.plugins import PluginHost
+from tessera_tensix.tile.arch import TILE_BH
+
+
+def host(cycles: bool = True) -> PluginHost:
+    h = PluginHost(load_entry_points=False, use_environment=False)
+    h.register(tessera_riscv.plugin, "riscv")
+    h.register(tessera_tensix.plugin, "tensix")
+    if cycles:
+        h.register(tessera_cycles.plugin, "cycles")
+    return h
+
+
+def example(name: str):
+    return next(e for e in TILE_BH.examples if e.name == name)
+
+
+def machine(source: str, engine: str = "fast", cycles: bool = True, **settings: object) -> Machine:
+    config = {"cycles": "tensix", **settings} if cycles else dict(settings)
+    m = Machine(TILE_BH, host=host(cycles), config=config, engine=engine)
+    for address, blob in assemble(m.arch, source).segments:
+        m.space.write_bytes(address, blob, force=True)
+    m.set_entry(0)
+    return m
+
+
+@pytest.mark.parametrize("name", ["datacopy", "eltwise-add", "matmul"])
+def test_the_tile_examples_pass_their_checks_under_the_model(name):
+    ex = example(name)
+    m = machine(ex.source)
+    result = m.run(max_steps=ex.max_steps)
+    assert result.reason == "halted"
+    assert ex.check(m, result) is None
+    rep = tessera_cycles.report(m)
+    assert rep is not None and rep["model"] == "tensix"
+    # the clock is the latest time anything reached, and every thread finished by then
+    assert rep["clock"] == max(a["cycles"] for a in rep["agents"].values())
+    assert sum(u["instructions"] for u in rep["units"].values()) > 0
+
+
+def test_the_engines_agree_on_every_count():
+    ex = example("matmul")
+    reports = []
+    for engine in ("step", "fast"):
+        m = machine(ex.source, engine)
+        m.run(max_steps=ex.max_steps)
+        reports.append(tessera_cycles.report(m))
+    assert reports[0] == reports[1]
+
+
+def test_a_snapshot_keeps_the_models_times():
+    ex = example("matmul")
+    whole = machine(ex.source)
+    whole.run(max_steps=ex.max_steps)
+    cut = machine(ex.source)
+    with pytest.raises(BudgetExceeded):
+        cut.run(max_steps=150)
+    restored = Machine.restore(cut.snapshot(), host=host())
+    restored.run(max_steps=ex.max_steps)
+    assert tessera_cycles.report(restored)["agents"] == tessera_cycles.report(whole)["agents"]
+
+
+CLOCKED = """
+    li t0, 0xFFB12000
+    sw zero, 0x1B0(t0)          # release T0..T2
+    li a7, 93
+    li a0, 0
+    ecall
+.org 0x6000
+    li a7, 93
+    ecall
+.org 0xE000
+    li a7, 93
+    ecall
+.org 0xA000
+    li t0, 0xFFB12000
+    lw s0, 0x1F0(t0)            # the wall clock
+    li t1, 1000
+    divu t2, t1, t1             # one divide
+    lw s1, 0x1F0(t0)
+    sub a0, s1, s0
+    li a7, 93
+    ecall
+"""
+
+
+def test_a_core_reads_its_own_time_on_the_wall_clock():
+    m = machine(CLOCKED, **{"cycles.div_cycles": 40})
+    m.run(max_steps=10_000)
+    trisc1 = m.agent("trisc1")
+    # a read gives the time its load issues at: the first load's slot (1), li (1), divu (40)
+    assert trisc1.exit_code == 1 + 1 + 40
+    plain = machine(CLOCKED, cycles=False)
+    plain.run(max_steps=10_000)
+    assert plain.agent("trisc1").exit_code != trisc1.exit_code
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"cycles.fifo_depth": 31}, "fifo_depth must be at most 30"),
+    ({"cycles.thcon_cycles": 0}, "thcon_cycles must be a positive integer"),
+])
+def test_bad_settings_are_one_line(settings, message):
+    with pytest.raises(ConfigError, match=message):
+        machine(CLOCKED, **settings)
