@@ -199,7 +199,7 @@ class TensixTile:
             if kind == READ:
                 if address < model.l1_end:
                     tile.load(core, r, w, params.l1_load_latency, address, value, True,
-                              tile.l1_written.get(address >> 2))
+                              tile.l1_written.get(address >> 2), True)
                 elif MEM_LOCAL_BASE <= address < LOCAL_END:
                     tile.load(core, r, w, params.local_load_latency, address, value, True, None)
                 elif PC_BUF_BASE <= address < PC_BUF_END:

@@ -76,6 +76,7 @@ class TensixParams:
     l1_load_latency: int = attrs.field(default=8, validator=positive)
     local_load_latency: int = attrs.field(default=2, validator=positive)
     l1_store_period: int = attrs.field(default=5, validator=positive)
+    l1_loads_in_flight: int = attrs.field(default=4, validator=positive)
     thcon_cycles: int = attrs.field(default=3, validator=positive)
     matrix_pushed_cycles: int = attrs.field(default=6, validator=positive)
     matrix_expanded_cycles: int = attrs.field(default=1, validator=positive)
@@ -92,7 +93,10 @@ PARAM_DOCS: dict[str, str] = {
     "div_cycles": "cycles a baby core's divide holds the core (silicon: divu 33)",
     "l1_load_latency": "load-to-use cycles of a baby core's load from L1 (silicon: pointer chase 8.1)",
     "local_load_latency": "load-to-use cycles of a load from the core's local RAM (silicon: 2)",
-    "l1_store_period": "cycles between two stores of a core to different L1 words (silicon: 5.3)",
+    "l1_store_period": "cycles between two stores of a core to different 16-byte L1 rows (silicon: 5.3; a store "
+                       "to the row just stored merges: 1)",
+    "l1_loads_in_flight": "L1 loads a core may have outstanding, each until its data returns, one cycle before "
+                          "it can be used (silicon: 4 independent loads 1.76 cycles each)",
     "thcon_cycles": "cycles the scalar unit is busy with ADD/SUB/MUL/SHIFT/CMP/BITWOP DMAREG and its memory "
                     "ops (silicon: 3, shared by the threads)",
     "matrix_pushed_cycles": "cycles the matrix unit is busy with a math instruction a core pushed itself "
@@ -177,9 +181,10 @@ class CoreTimes:
         self.t = 0                         # the cycle its next instruction can issue
         self.ready = [0] * 32              # when each x register's value is ready
         self.store_free = 0                # when its next L1 store can go out
-        self.last_store = -1               # word address of its last L1 store (merging)
+        self.last_store = -1               # 16-byte row of its last L1 store (merging)
+        self.loads: deque[int] = deque()   # when each outstanding L1 load's data returns
         self.instructions = 0
-        self.stalls = {"data": 0, "divide": 0, "store": 0, "fifo": 0, "sync": 0}
+        self.stalls = {"data": 0, "divide": 0, "load": 0, "store": 0, "fifo": 0, "sync": 0}
         self.polled = 0                    # cycles of spinning the poll rule gave back
         self.poll_since: int | None = None  # when the current run of pure loads began
         self.poll_seen: dict[int, int] = {}
@@ -280,11 +285,12 @@ class TileTimes:
         core.instructions += 1
 
     def load(self, core: CoreTimes, reads: tuple[int, ...], writes: tuple[int, ...], latency: int,
-             address: int, value: int, polled: bool | None, written: int | None) -> None:
+             address: int, value: int, polled: bool | None, written: int | None, l1: bool = False) -> None:
         """A load of ``value`` from ``address`` with ``latency``; ``polled``: a location a
         poll may wait on (RAM, a semaphore), ``None`` one that neither is nor ends a poll
         (the wall clock: a poll may sit between delays); ``written``: when what it reads
-        was written, if known (a load cannot see a value before it is written)."""
+        was written, if known (a load cannot see a value before it is written); ``l1``: it
+        takes a slot of the core's L1 load buffer."""
         t = self.issue(core, reads)
         if polled is None:
             pass
@@ -302,6 +308,9 @@ class TileTimes:
                     if back < t:
                         core.polled += t - back
                         t = back
+                        # what the spin's own loads and results hold is given back with it
+                        core.loads.clear()
+                        core.ready = [min(r, t) for r in core.ready]
                     core.poll_since = t
                     core.poll_seen = {address: value}
                 else:
@@ -311,6 +320,15 @@ class TileTimes:
         if written is not None and written > t:
             core.stalls["sync"] += written - t
             t = written
+        if l1:   # a slot of the load buffer, held until the data returns
+            loads = core.loads
+            while loads and loads[0] <= t:
+                loads.popleft()
+            if len(loads) >= self.params.l1_loads_in_flight:
+                free = loads.popleft()
+                core.stalls["load"] += free - t
+                t = free
+            loads.append(t + latency - 1)
         for w in writes:
             core.ready[w] = t + latency
         core.t = t + 1
@@ -319,12 +337,13 @@ class TileTimes:
     def store_l1(self, core: CoreTimes, reads: tuple[int, ...], address: int) -> None:
         t = self.issue(core, reads)
         word = address >> 2
-        if word != core.last_store:
+        row = address >> 4              # L1 is 16 bytes wide: stores to one row merge
+        if row != core.last_store:
             if core.store_free > t:
                 core.stalls["store"] += core.store_free - t
                 t = core.store_free
             core.store_free = t + self.params.l1_store_period
-            core.last_store = word
+            core.last_store = row
         self.l1_written[word] = t
         core.t = t + 1
         core.instructions += 1
