@@ -1,0 +1,559 @@
+"""The silicon benchmarks' probes as Tessera programs on a Blackhole Tensix tile.
+
+Why this exists: the shipped measurements (:mod:`tessera_cycles.silicon`) are cycles per
+instruction that ``tensixbench`` (phase A) and ``riscvbench`` (phases r, t, c) read on a
+Blackhole card by timing loops with the tile's wall clock.  A cycle model is checked
+against them by running the *same experiment* on the emulated tile and reading the clock
+the same way; this module writes those programs (assembly for ``tensix-tile``), runs them
+and derives the same figure the benchmarks report.
+
+Every program has the benchmarks' shape (docs: /work/notes/silicon.md section 2, in
+words; no upstream code is used):
+
+* RISCV B releases T0..T2 from soft reset (``RISCV_DEBUG_REG_SOFT_RESET_0`` = 0,
+  BlackholeA0 .../SoftReset.md) and exits.  T0..T2 start at their fixed pcs; a TRISC
+  outside the variant's active set exits at once, an active one sets its thread index
+  and jumps to the probe code, which the three share (each ``.ttinsn`` word pushes into
+  the *issuing* core's own Tensix thread, BabyRISCV/PushTensixInstruction.md).
+* A **probe** is, for each of four points (``blocks`` = base × 1..4): a barrier (each
+  active thread stores its next sequence number to its own L1 word and spins until every
+  active thread's word has reached it — outside the timed region, so contended probes
+  really overlap); a read of ``RISCV_DEBUG_REG_WALL_CLOCK_L`` (DebugTimestamper.md); a
+  loop of ``blocks`` iterations of a straight-line body of ``unroll`` instructions; a
+  second read; the difference stored to the thread's own result slot in L1.  No drain
+  is timed: what is timed is the issuing core's view, as on silicon.
+* Cost per instruction = (slope(probe) − slope(``loop_overhead``)) / ``unroll``, the
+  least-squares slope over the four points, per thread (:func:`per_instruction`).
+* An active TRISC ends with ``tensix_sync`` (a load of ``PC_BUF_BASE + 4``,
+  CoprocessorDoneCheck) and exits.
+* Data: riscv-r's L1 pointer chase walks a 64-node ring (16 bytes apart) in the thread's
+  own L1 scratch; its local-RAM chase two words at ``MEM_LOCAL_BASE`` pointing at each
+  other (the stack's memory on silicon; each core has its own).
+
+Tensix instructions are assembled with the Tensix assembler (the LLK macro spelling,
+:mod:`tessera_tensix.isa.asm`), never encoded by hand; each becomes a ``.word`` of the
+word rotated left by 2 — the ``.ttinsn`` encoding a baby core executes as a push
+(:func:`tessera_tensix.examples.tile._push` shows the same rotation).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from tessera.errors import Deadlock, TesseraError
+from tessera_cycles.silicon import slope
+
+__all__ = ["DEFAULT_BASE_BLOCKS", "Measurement", "Probe", "ProbeError", "SUITES", "Series", "VARIANTS",
+           "measure", "per_instruction", "probes", "source"]
+
+#: the suites: tensixbench phase A and riscvbench phases r, t and c
+SUITES = ("tensix-a", "riscv-r", "riscv-t", "riscv-c")
+#: the benchmarks' thread sets (active TRISCs; silicon.md §1): t1 = TRISC1 alone
+VARIANTS: dict[str, tuple[int, ...]] = {"t1": (1,), "t2": (0, 1), "t3": (0, 1, 2)}
+#: blocks of the first point.  The silicon runs used 32.  A small base keeps a run to
+#: seconds; the price: the probes run back to back without a drain (as on the card), so a
+#: probe's first point starts behind the previous probe's queued work, and that cold point
+#: weighs more in the slope the smaller the base (at 4, up to ~6 % on a probe that follows
+#: a dearer or cheaper one under the tensix model; at 32 it is the silicon's own bias)
+DEFAULT_BASE_BLOCKS = 4
+#: points per probe (blocks = base × 1..POINTS)
+POINTS = 4
+#: the empty-body control every slope is measured against
+CONTROL = "loop_overhead"
+
+# ---- the tile (tessera_tensix.tile.memmap; BlackholeA0 .../BabyRISCV/README.md "Memory map")
+TRISC_PCS = (0x6000, 0xA000, 0xE000)       # where T0..T2 leave soft reset (SoftReset.md)
+DEBUG_REGS = 0xFFB1_2000                   # RISCV_DEBUG_REGS_START_ADDR
+SOFT_RESET_0 = 0x1B0                       # ... + RISCV_DEBUG_REG_SOFT_RESET_0
+WALL_CLOCK_L = 0x1F0                       # ... + RISCV_DEBUG_REG_WALL_CLOCK_L
+PC_BUF_BASE = 0xFFE8_0000
+MEM_LOCAL_BASE = 0xFFB0_0000               # each core's own data RAM (the stack on silicon)
+#: ``.ttinsn`` carries a word only below this; larger ones are stores to INSTRN_BUF_BASE
+TTINSN_LIMIT = 0xC000_0000
+
+# ---- this program's L1 layout (all above the TRISCs' reset pcs' code)
+CODE = 0x1_0000                            # the probe code the active TRISCs share
+BARRIER = 0x7_0000                         # one word per thread
+RESULTS = 0x7_1000                         # RESULT_STRIDE bytes per thread: probe × point words
+RESULT_STRIDE = 0x400
+SCRATCH = 0x7_2000                         # SCRATCH_STRIDE bytes per thread (the L1 probes' data)
+SCRATCH_STRIDE = 0x400
+RING = 64                                  # nodes of the L1 pointer-chase ring, 16 bytes apart
+RING_STRIDE = 16
+
+ECALL_EXIT = 93
+#: what a result slot holds before its probe stores it (no difference of two clock reads
+#: in a run of seconds comes near it)
+UNWRITTEN = 0xDEAD_BEEF
+
+#: settings a suite's run starts from (``config`` may override them).  The tile parks a
+#: core that only loads and computes for a while (tessera_tensix.tile.polls) until a word
+#: it read changes: right for the barrier's spin, wrong for rv_load_indep and
+#: rv_load_stack, whose timed loops re-read the same few words and store nothing -- parked
+#: for good, a deadlock.  So riscv-r runs every spin (steps, no timed cycles: the tensix
+#: model gives a poll's spinning back); the other suites park, and the barrier ends with a
+#: store so a probe of the parker that began in the spin ends there, before a timed loop.
+RUN_SETTINGS: dict[str, dict[str, Any]] = {"riscv-r": {"park_polls": False}}
+
+
+class ProbeError(TesseraError):
+    """A probe program that did not do what a measurement needs (did not halt, a core
+    failed, a result slot is missing).  It keeps its base's exit code, as errors defined
+    outside tessera.errors do."""
+
+    kind = "probe error"
+
+
+@attrs.frozen
+class Probe:
+    """One probe: ``name`` as the silicon CSV's ``probe`` column, its loop body (assembly
+    lines for a baby core) and ``unroll``, the count the benchmark divides by (instructions,
+    or groups for riscvbench's tt_pad/fuse/spread)."""
+
+    name: str
+    unroll: int
+    body: tuple[str, ...]
+    #: assembly run once before the probe's first point (outside timing); ``{S}`` becomes
+    #: a label of the probe's own
+    setup: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------ Tensix words
+
+
+@functools.cache
+def tensix_word(statement: str) -> int:
+    """The Blackhole Tensix word of one instruction in the assembler's syntax (assembled,
+    so an operand out of range is the assembler's error, not a wrong word)."""
+    from tessera.isa.asm import assemble
+    from tessera_tensix.arch import TENSIX_BH
+
+    program = assemble(TENSIX_BH, statement + "\n", file="<probe>")
+    (_address, blob), = program.segments
+    if len(blob) != 4:
+        raise ValueError(f"{statement!r} is not one Tensix instruction ({len(blob)} bytes)")
+    return int.from_bytes(blob, "little")
+
+
+def push(statement: str) -> str:
+    """One baby-core instruction pushing ``statement`` into the core's own Tensix thread:
+    the ``.ttinsn`` word (the Tensix word rotated left by 2; PushTensixInstruction.md).
+    A probe body must be one instruction per push, so a word ``.ttinsn`` cannot carry is
+    refused here (no probe has one)."""
+    word = tensix_word(statement)
+    if word >= TTINSN_LIMIT:
+        raise ValueError(f"{statement!r} ({word:#010x}) needs a store to INSTRN_BUF_BASE, not one .ttinsn word")
+    return f".word {((word << 2) | (word >> 30)) & 0xFFFF_FFFF:#010x}   # push {statement}"
+
+
+def _repeat(lines: Sequence[str], times: int) -> tuple[str, ...]:
+    return tuple(lines) * times
+
+
+# ------------------------------------------------------------------ the suites
+#
+# Registers the bodies may use: a0..a3 operands, a4 = 3 (multiplier, divisor),
+# a5 = 0x12345678 (dividend), a6 = the toggling value, t0 a sink, t4 the L1 chase
+# pointer, t5 the local-RAM chase pointer, t6 the thread's L1 scratch.  t1 (loop count),
+# t2 (first clock) and s0..s11 belong to the harness.
+
+UNROLL = 64
+GROUPS = 16         # riscvbench's group probes: 16 groups per iteration
+PAD = 16            # ... each with 16 addi
+
+
+def _tensix_a() -> tuple[Probe, ...]:
+    """tensixbench phase A: 64 back-to-back pushes of one instruction per probe; operands
+    fixed, state-free (SFPU on LRegs 0-3, ThCon on GPRs 60-62, RDCFG into GPR 60,
+    RWC and matrix ops all zero, ``clear_dvalid`` 0 so the source banks stay valid)."""
+    one = {
+        "NOP": "NOP",
+        "DMANOP": "DMANOP",
+        "SFPNOP": "SFPNOP",
+        "SFPMOV": "SFPMOV 0, 0, 1, 0",            # imm12, lreg_c, lreg_dest, mod1
+        "SFPADD": "SFPADD 0, 1, 2, 3, 0",         # src a, src b, src c, dest, mod1
+        "SFPMUL": "SFPMUL 0, 1, 2, 3, 0",
+        "SFPMAD": "SFPMAD 0, 1, 2, 3, 0",
+        "SFPABS": "SFPABS 0, 0, 1, 0",
+        "SETDMAREG": "SETDMAREG 0, 7, 0, 120",    # 16-bit register 120 = low half of GPR 60
+        "ADDDMAREG": "ADDDMAREG 1, 60, 1, 60",    # b is a constant
+        "MULDMAREG": "MULDMAREG 1, 61, 1, 60",
+        "SHIFTDMAREG": "SHIFTDMAREG 1, 0, 61, 1, 60",
+        "CMPDMAREG": "CMPDMAREG 1, 0, 62, 1, 60",
+        "RDCFG": "RDCFG 60, 0",
+        "SETRWC": "SETRWC 0, 0, 0, 0, 0, 0",
+        "INCRWC": "INCRWC 0, 0, 0, 0",
+        "MVMUL": "MVMUL 0, 0, 0, 0",
+        "ELWADD": "ELWADD 0, 0, 0, 0, 0",
+        "ELWMUL": "ELWMUL 0, 0, 0, 0, 0",
+    }
+    out = [Probe(CONTROL, UNROLL, ())]
+    for name, statement in one.items():
+        # "once" (the primary dataset's dvalid_setup): TRISC1 alone hands both source
+        # banks to the matrix unit, then everyone meets at a barrier
+        setup = ("    li t0, 1", "    bne s0, t0, {S}", "    " + push("SETDVALID 3"), "{S}:",
+                 "    jal ra, barrier") if name == "MVMUL" else ()
+        out.append(Probe(name, UNROLL, _repeat(["    " + push(statement)], UNROLL), setup))
+    return tuple(out)
+
+
+def _riscv_r() -> tuple[Probe, ...]:
+    """riscvbench phase r: RV32IM straight-line bodies of 64 instructions."""
+    four = functools.partial(_repeat, times=UNROLL // 4)
+    return (
+        Probe(CONTROL, UNROLL, ()),
+        Probe("rv_addi_indep", UNROLL, four([f"    addi a{i}, a{i}, 1" for i in range(4)])),
+        Probe("rv_addi_dep", UNROLL, _repeat(["    addi a0, a0, 1"], UNROLL)),
+        Probe("rv_mul_indep", UNROLL, four([f"    mul a{i}, a{i}, a4" for i in range(4)])),
+        Probe("rv_mul_dep", UNROLL, _repeat(["    mul a0, a0, a4"], UNROLL)),
+        Probe("rv_div", UNROLL, _repeat(["    divu t0, a5, a4"], UNROLL)),
+        Probe("rv_load_chase", UNROLL, _repeat(["    lw t4, 0(t4)"], UNROLL)),
+        Probe("rv_load_indep", UNROLL, four([f"    lw a{i}, {16 * i}(t6)" for i in range(4)])),
+        Probe("rv_store_spread", UNROLL, four([f"    sw a0, {16 * i}(t6)" for i in range(4)])),
+        Probe("rv_store_coalesce", UNROLL, four([f"    sw a0, {off}(t6)" for off in (0, 4, 0, 4)])),
+        Probe("rv_load_stack", UNROLL, _repeat(["    lw t5, 0(t5)"], UNROLL)),
+        Probe("rv_store_stack", UNROLL, _repeat(["    sw a0, 0(t5)"], UNROLL)),
+    )
+
+
+def _riscv_t() -> tuple[Probe, ...]:
+    """riscvbench phase t: the push path (64 pushes) and the fusion groups (16 groups of
+    16 addi with 0, 2 or 4 adjacent NOP pushes, or 4 pushes each followed by an addi)."""
+    addi = "    addi a0, a0, 1"
+    nop = "    " + push("NOP")
+
+    def groups(group: list[str]) -> tuple[str, ...]:
+        return _repeat(group, GROUPS)
+
+    return (
+        Probe(CONTROL, UNROLL, ()),
+        Probe("tt_nop", UNROLL, _repeat([nop], UNROLL)),
+        Probe("tt_sfpnop", UNROLL, _repeat(["    " + push("SFPNOP")], UNROLL)),
+        Probe("tt_setdmareg", UNROLL, _repeat(["    " + push("SETDMAREG 0, 7, 0, 120")], UNROLL)),
+        Probe("tt_adddmareg", UNROLL, _repeat(["    " + push("ADDDMAREG 1, 60, 1, 60")], UNROLL)),
+        Probe("tt_pad", GROUPS, groups([addi] * PAD)),
+        Probe("tt_fuse2", GROUPS, groups([nop] * 2 + [addi] * PAD)),
+        Probe("tt_fuse4", GROUPS, groups([nop] * 4 + [addi] * PAD)),
+        Probe("tt_spread4", GROUPS, groups([nop, addi] * 4 + [addi] * (PAD - 4))),
+    )
+
+
+def _riscv_c() -> tuple[Probe, ...]:
+    """riscvbench phase c: 64 branches (to the next instruction) or xori + branch pairs.
+    ``{L}`` becomes a label unique to the copy (the target is always the next instruction)."""
+    def branches(lines: list[str]) -> tuple[str, ...]:
+        return _repeat([*lines, "{L}:"], UNROLL)
+
+    return (
+        Probe(CONTROL, UNROLL, ()),
+        Probe("c_ctrl_xor", UNROLL, _repeat(["    xori a6, a6, 1"], UNROLL)),
+        Probe("c_nt", UNROLL, branches(["    bne a0, a0, {L}"])),
+        Probe("c_t", UNROLL, branches(["    beq a0, a0, {L}"])),
+        Probe("c_xor_nt", UNROLL, branches(["    xori a6, a6, 1", "    bne a0, a0, {L}"])),
+        Probe("c_xor_t", UNROLL, branches(["    xori a6, a6, 1", "    beq a0, a0, {L}"])),
+        Probe("c_xor_alt", UNROLL, branches(["    xori a6, a6, 1", "    beqz a6, {L}"])),
+        Probe("c_jal", UNROLL, branches(["    j {L}"])),
+    )
+
+
+_SUITES = {"tensix-a": _tensix_a, "riscv-r": _riscv_r, "riscv-t": _riscv_t, "riscv-c": _riscv_c}
+
+
+@functools.cache
+def probes(suite: str) -> tuple[Probe, ...]:
+    """The probes of ``suite`` in the order they run (the control first)."""
+    if suite not in _SUITES:
+        raise ValueError(f"no probe suite {suite!r}; known: {', '.join(SUITES)}")
+    return _SUITES[suite]()
+
+
+# ------------------------------------------------------------------ the program
+
+
+def _check(suite: str, variant: str, base_blocks: int) -> tuple[Probe, ...]:
+    found = probes(suite)
+    if variant not in VARIANTS:
+        raise ValueError(f"no variant {variant!r}; known: {', '.join(VARIANTS)}")
+    if isinstance(base_blocks, bool) or not isinstance(base_blocks, int) or base_blocks < 1:
+        raise ValueError(f"base_blocks must be a positive integer, got {base_blocks!r}")
+    if len(found) * POINTS * 4 > RESULT_STRIDE:
+        raise ValueError(f"{suite}: {len(found)} probes do not fit a thread's result slots")
+    return found
+
+
+def source(suite: str, variant: str, base_blocks: int = DEFAULT_BASE_BLOCKS) -> str:
+    """The tile assembly of ``suite`` (one of :data:`SUITES`) run by the TRISCs of
+    ``variant`` (t1, t2, t3), with points of ``base_blocks`` × 1..4 iterations."""
+    found = _check(suite, variant, base_blocks)
+    active = VARIANTS[variant]
+    exit_now = ["    li a7, 93", "    li a0, 0", "    ecall"]
+    out = [f"# Tessera probe suite {suite}, variant {variant} (active TRISCs {', '.join(map(str, active))}),",
+           f"# points of {base_blocks} x 1..{POINTS} blocks.  Generated by tessera_cycles.probes.",
+           ".org 0",
+           f"    li t0, {DEBUG_REGS:#x}",
+           f"    sw zero, {SOFT_RESET_0:#x}(t0)        # release T0..T2",
+           *exit_now]
+    for tid, pc in enumerate(TRISC_PCS):
+        out.append(f".org {pc:#x}                          # RISCV T{tid}")
+        out += [f"    li s0, {tid}", "    j probes"] if tid in active else exit_now
+    out += [f".org {CODE:#x}", *_prologue(suite, base_blocks)]
+    for index, probe in enumerate(found):
+        out += _probe_text(index, probe)
+    out += _epilogue(active)
+    return "\n".join(out) + "\n"
+
+
+def _prologue(suite: str, base_blocks: int) -> list[str]:
+    """Per thread: its barrier word, result slots, scratch, the bodies' operands, and
+    (riscv-r) the L1 ring and the 2-node local-RAM ring the chase probes walk."""
+    lines = [
+        "probes:",
+        f"    li s1, {BARRIER:#x}             # barrier words, one per thread",
+        "    slli t0, s0, 2",
+        "    add s2, s1, t0                 # this thread's word",
+        "    li s3, 0                       # its sequence number",
+        f"    li s4, {RESULTS:#x}",
+        f"    li t0, {RESULT_STRIDE}",
+        "    mul t0, t0, s0",
+        "    add s4, s4, t0                 # this thread's result slots",
+        f"    li s5, {DEBUG_REGS:#x}          # the wall clock is at +{WALL_CLOCK_L:#x}",
+        f"    li s6, {base_blocks}                       # blocks of the first point",
+        f"    li t6, {SCRATCH:#x}",
+        f"    li t0, {SCRATCH_STRIDE}",
+        "    mul t0, t0, s0",
+        "    add t6, t6, t0                 # this thread's L1 scratch",
+        "    mv t4, t6",
+        f"    li t5, {MEM_LOCAL_BASE:#x}      # this core's local RAM",
+        "    li a0, 1",
+        "    li a1, 2",
+        "    li a2, 3",
+        "    li a3, 4",
+        "    li a4, 3",
+        "    li a5, 0x12345678",
+        "    li a6, 0",
+    ]
+    if suite == "riscv-r":
+        lines += [
+            f"    mv t0, t6                      # the L1 ring: {RING} nodes {RING_STRIDE} bytes apart",
+            f"    li t3, {RING - 1}",
+            "ring:",
+            f"    addi t2, t0, {RING_STRIDE}",
+            "    sw t2, 0(t0)",
+            "    mv t0, t2",
+            "    addi t3, t3, -1",
+            "    bnez t3, ring",
+            "    sw t6, 0(t0)                   # the last node points at the first",
+            "    addi t0, t5, 4                 # the local-RAM ring: two words pointing at each other",
+            "    sw t0, 0(t5)",
+            "    sw t5, 4(t5)",
+        ]
+    return lines
+
+
+def _probe_text(index: int, probe: Probe) -> list[str]:
+    """One probe: its setup, then four points of barrier, clock, ``blocks`` iterations of
+    the body, clock, result."""
+    tag = f"p{index}"
+    body = _labelled(probe.body, tag)
+    setup = [line.replace("{S}", f"{tag}_setup") for line in probe.setup]
+    return [
+        f"# ---- probe {index}: {probe.name} (unroll {probe.unroll})",
+        *setup,
+        "    li s7, 0",
+        f"    li s8, {POINTS}",
+        f"{tag}_point:",
+        "    add s7, s7, s6                 # blocks of this point",
+        "    jal ra, barrier",
+        "    mv t1, s7",
+        f"    lw t2, {WALL_CLOCK_L:#x}(s5)             # clock",
+        f"{tag}_loop:",
+        *body,
+        "    addi t1, t1, -1",
+        f"    bnez t1, {tag}_loop",
+        f"    lw t3, {WALL_CLOCK_L:#x}(s5)             # clock",
+        "    sub t3, t3, t2",
+        "    sw t3, 0(s4)",
+        "    addi s4, s4, 4",
+        "    addi s8, s8, -1",
+        f"    bnez s8, {tag}_point",
+    ]
+
+
+def _labelled(body: Sequence[str], tag: str) -> list[str]:
+    """Give every ``{L}`` its own label: a branch and the ``{L}:`` after it (its target,
+    the next instruction) share one, so the copies of a body do not clash."""
+    out: list[str] = []
+    serial = 0
+    for line in body:
+        out.append(line.replace("{L}", f"{tag}_t{serial}"))
+        if line == "{L}:":
+            serial += 1
+    return out
+
+
+def _epilogue(active: Sequence[int]) -> list[str]:
+    waits: list[str] = []
+    for tid in active:
+        waits += [f"    lw t0, {4 * tid}(s1)", "    bltu t0, s3, barrier_wait"]
+    return [
+        "# ---- the end: wait for this thread's Tensix work (tensix_sync), exit",
+        f"    li t0, {PC_BUF_BASE:#x}",
+        "    sw zero, 4(t0)",
+        "    lw t1, 4(t0)                   # CoprocessorDoneCheck",
+        f"    li a7, {ECALL_EXIT}",
+        "    li a0, 0",
+        "    ecall",
+        "# ---- barrier: publish the next sequence number, wait for every active thread's",
+        "barrier:",
+        "    addi s3, s3, 1",
+        "    sw s3, 0(s2)",
+        "barrier_wait:",
+        *waits,
+        "    sw s3, 0(s2)                   # a store: the tile's poll parker sees work again",
+        "    ret",
+    ]
+
+
+# ------------------------------------------------------------------ running and reading
+
+
+@attrs.frozen
+class Series:
+    """One probe on one thread: its four ``(n, cycles)`` points (``n`` = loop iterations)."""
+
+    probe: str
+    thread: int
+    unroll: int
+    points: tuple[tuple[int, int], ...]
+
+    def slope(self) -> float:
+        """Least-squares cycles per loop iteration (fixed costs cancel)."""
+        return per_iteration(self.points)
+
+
+@attrs.frozen
+class Measurement:
+    """What one run of a suite measured: every (probe, thread) series, and how long the
+    run took (``steps`` executed, ``seconds`` of wall time)."""
+
+    suite: str
+    variant: str
+    base_blocks: int
+    engine: str
+    config: Mapping[str, Any]
+    series: Mapping[tuple[str, int], Series]
+    steps: int
+    seconds: float
+
+    @property
+    def threads(self) -> tuple[int, ...]:
+        return VARIANTS[self.variant]
+
+    @property
+    def probe_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p for p, _t in self.series))
+
+    def cycles_per_instruction(self, probe: str, thread: int | None = None) -> float:
+        """(slope(probe) − slope(loop_overhead)) / unroll on ``thread``, or averaged over
+        the variant's threads (as silicon.md §4 reports the silicon figures) if None."""
+        threads = self.threads if thread is None else (thread,)
+        values = [per_instruction(self.series[probe, t], self.series[CONTROL, t]) for t in threads]
+        return sum(values) / len(values)
+
+    def table(self) -> dict[str, dict[int, float]]:
+        """Cycles per instruction of every probe but the control, per thread."""
+        return {p: {t: self.cycles_per_instruction(p, t) for t in self.threads}
+                for p in self.probe_names if p != CONTROL}
+
+
+def per_iteration(points: Iterable[tuple[int, int]]) -> float:
+    """The least-squares slope of cycles over iterations (the loader's :func:`slope`)."""
+    return slope([{"n": n, "cycles": c} for n, c in points])[0]
+
+
+def per_instruction(probe: Series, control: Series) -> float:
+    """The benchmarks' figure: (slope(probe) − slope(control)) / unroll — the control
+    loop's own counter and branch taken off (silicon.md §1)."""
+    if probe.thread != control.thread:
+        raise ValueError(f"{probe.probe} on thread {probe.thread} measured against the control of thread "
+                         f"{control.thread}")
+    return (probe.slope() - control.slope()) / probe.unroll
+
+
+def _host() -> Any:
+    import tessera_cycles.plugin
+    import tessera_riscv.plugin
+    import tessera_tensix.plugin
+    from tessera.plugins import PluginHost
+
+    host = PluginHost(load_entry_points=False, use_environment=False)
+    host.register(tessera_riscv.plugin, "riscv")
+    host.register(tessera_tensix.plugin, "tensix")
+    host.register(tessera_cycles.plugin, "cycles")
+    return host
+
+
+def step_budget(suite: str, variant: str, base_blocks: int) -> int:
+    """Steps a run may take: every active core's timed instructions and its Tensix
+    thread's, with room for the barriers' spinning (parked polls take no steps; a
+    spinning core takes some) — a run that needs more is stuck, not slow."""
+    found = _check(suite, variant, base_blocks)
+    iterations = base_blocks * sum(range(1, POINTS + 1))
+    per_thread = sum(iterations * (len(p.body) + 2) for p in found)
+    return 10 * per_thread * len(VARIANTS[variant]) + 500_000
+
+
+def measure(suite: str, variant: str, *, config: Mapping[str, Any] | None = None,
+            base_blocks: int = DEFAULT_BASE_BLOCKS, engine: str = "fast") -> Measurement:
+    """Run ``suite``'s program for ``variant`` on a ``tensix-tile`` machine (``config``
+    merged into its configuration: ``{"cycles": "tensix"}`` times it with the tensix
+    model, which gives each core its own time; without a ``cycles`` key the clock is the
+    nominal one, the machine clock — the largest count of any agent — which is a core's
+    own count only when one core runs (t1): at t2/t3 it reads whichever agent the
+    scheduler ran furthest) and read every thread's result slots.  Raises
+    :class:`ProbeError` when the run does not halt or an active core does not exit 0."""
+    from tessera.isa.asm import assemble
+    from tessera.machine import Machine
+    from tessera_tensix.tile.arch import TILE_BH
+
+    found = _check(suite, variant, base_blocks)
+    text = source(suite, variant, base_blocks)
+    settings = {**RUN_SETTINGS.get(suite, {}), **(config or {})}
+    m = Machine(TILE_BH, host=_host(), config=settings, engine=engine)
+    for address, blob in assemble(m.arch, text, file=f"<probes {suite} {variant}>").segments:
+        m.space.write_bytes(address, blob, force=True)
+    for tid in VARIANTS[variant]:     # a slot the program never stores keeps this
+        m.space.write_bytes(RESULTS + tid * RESULT_STRIDE, UNWRITTEN.to_bytes(4, "little") * (len(found) * POINTS),
+                            force=True)
+    m.set_entry(0)
+    label = f"probe suite {suite} {variant}"
+    started = time.perf_counter()
+    try:
+        result = m.run(max_steps=step_budget(suite, variant, base_blocks), raise_on_budget=False)
+    except Deadlock as exc:
+        raise ProbeError(f"{label} did not halt: {exc}") from None
+    seconds = time.perf_counter() - started
+    if result.reason != "halted":
+        detail = f" ({result.detail})" if getattr(result, "detail", None) else ""
+        raise ProbeError(f"{label} did not halt: the run ended {result.reason}{detail}")
+    for tid in VARIANTS[variant]:
+        code = m.agent(f"trisc{tid}").exit_code
+        if code != 0:
+            raise ProbeError(f"{label}: RISCV T{tid} exited {code}, not 0")
+    series: dict[tuple[str, int], Series] = {}
+    for tid in VARIANTS[variant]:
+        slots = RESULTS + tid * RESULT_STRIDE
+        for index, probe in enumerate(found):
+            points = []
+            for k in range(POINTS):
+                cycles = m.space.read(slots + 4 * (index * POINTS + k), 4)
+                points.append((base_blocks * (k + 1), int(cycles)))
+            if any(c == UNWRITTEN for _n, c in points):
+                raise ProbeError(f"{label}: {probe.name} on RISCV T{tid} left a result slot unwritten")
+            series[probe.name, tid] = Series(probe.name, tid, probe.unroll, tuple(points))
+    return Measurement(suite, variant, base_blocks, engine, settings, series, int(result.steps), seconds)
