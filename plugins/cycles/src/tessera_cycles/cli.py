@@ -1,4 +1,5 @@
-"""The command line of the cycles plugin: ``--cycles``, ``--cycles-report`` and ``tessera cycles list``.
+"""The command line of the cycles plugin: ``--cycles``, ``--cycles-report``, ``tessera cycles list``
+and ``tessera cycles calibrate``.
 
 ``--cycles MODEL`` is named like the configuration key ``cycles`` the plugin declares,
 so the core turns it into ``--set cycles=MODEL`` before the machine is built (the
@@ -106,3 +107,70 @@ def list_models(as_json: bool) -> None:
         for p, d, t in m.params:
             table.add_row(f"cycles.{p}", str(d).lower() if isinstance(d, bool) else str(d), t)
         console.print(table)
+
+
+@cycles.command("calibrate")
+@click.option("--suite", "suites", multiple=True, metavar="SUITE",
+              help="Only this probe suite (repeatable): tensix-a, riscv-r, riscv-t, riscv-c, ... (default: all).")
+@click.option("--base", "base_blocks", type=click.IntRange(1, 256), default=None, metavar="N",
+              help="Loop counts N, 2N, 3N, 4N per point (default: the silicon runs' own, 32; smaller is faster).")
+@click.option("--set", "params", multiple=True, metavar="cycles.NAME=V",
+              help="A tensix model parameter for the runs (repeatable), to see what it changes.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table",
+              show_default=True, help="How to print the comparison.")
+@click.option("--check", is_flag=True, help="Fail (a check failure, exit status 79) when a tracked point is outside 10 %.")
+def calibrate(suites: tuple[str, ...], base_blocks: int | None, params: tuple[str, ...], fmt: str,
+              check: bool) -> None:
+    """Run the Blackhole silicon benchmarks as Tessera programs under the tensix model and
+    compare each measured point with silicon: configuration, silicon, Tessera, error
+    (docs/cycles.md "Calibration against silicon")."""
+    from tessera_cycles import calibration, probes
+
+    unknown = [s for s in suites if s not in probes.SUITES]
+    if unknown:
+        raise click.BadParameter(f"unknown suite {unknown[0]!r} (choose from {', '.join(probes.SUITES)})",
+                                 param_hint="--suite")
+    config: dict[str, Any] = {"cycles": "tensix"}
+    for item in params:
+        name, eq, value = item.partition("=")
+        if not eq or not name.startswith("cycles.") or not value.strip().lstrip("-").isdigit():
+            raise click.BadParameter(f"{item!r}: expected cycles.NAME=INTEGER", param_hint="--set")
+        config[name] = int(value)
+    rows = calibration.compare(config, suites or None, base_blocks=base_blocks)
+    if fmt == "json":
+        click.echo(calibration.as_json(rows))
+    elif fmt == "markdown":
+        click.echo(calibration.markdown(rows), nl=False)
+    else:
+        _calibration_table(rows)
+    tracked = [r for r in rows if r.tracked and r.within is not None]
+    misses = [r for r in tracked if not r.within]
+    if check and misses:
+        from tessera.errors import CheckFailed
+
+        worst = max(misses, key=lambda r: abs(r.error_pct or 0.0))
+        raise CheckFailed(f"{len(misses)} of {len(tracked)} tracked points are outside {calibration.TOLERANCE:g} % "
+                          f"of silicon (worst: {worst.probe} {worst.variant}, {worst.error_pct:+.1f} %)")
+
+
+def _calibration_table(rows: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from tessera_cycles.calibration import TOLERANCE
+
+    table = Table(title="the tensix model against Blackhole silicon (cycles per instruction)", title_justify="left")
+    for col in ("dataset", "probe", "unit", "variant", "silicon", "Tessera", "error %", "within"):
+        table.add_column(col, justify="right" if col in ("silicon", "Tessera", "error %") else "left")
+    for r in rows:
+        within = "-" if r.within is None or not r.tracked else ("yes" if r.within else "NO")
+        if not r.tracked:
+            within = "untracked"
+        table.add_row(r.dataset.removesuffix(".csv").removesuffix("-blackhole"), r.probe, r.unit, r.variant, f"{r.silicon:.3f}",
+                      "-" if r.tessera is None else f"{r.tessera:.3f}",
+                      "-" if r.error_pct is None else f"{r.error_pct:+.1f}", within)
+    console = Console()
+    console.print(table)
+    tracked = [r for r in rows if r.tracked and r.within is not None]
+    console.print(f"{sum(1 for r in tracked if r.within)} of {len(tracked)} tracked points within {TOLERANCE:g} % "
+                  "of silicon; untracked points say why in --format markdown/json")
