@@ -36,6 +36,14 @@ def _summary(report: dict[str, Any]) -> str:
         told = ", ".join(f"{k} {v:,}" for k, v in waits.items() if v)
         return (f"{report['model']}: {core['instructions']:,} instructions in {core['cycles']:,} cycles "
                 f"(IPC {core['ipc']:.2f}){'; waits: ' + told if told else ''}")
+    if "units" in report:
+        agents = report["agents"]
+        cores = sum(r["instructions"] for r in agents.values() if "stalls" in r)
+        tensix = sum(r["instructions"] for r in agents.values() if "waits" in r)
+        busiest = max(report["units"].items(), key=lambda kv: kv[1]["busy"], default=None)
+        unit = f"; busiest unit {busiest[0]} ({busiest[1]['busy']:,} cycles)" if busiest else ""
+        return (f"{report['model']}: {cores:,} core and {tensix:,} Tensix instructions in {report['clock']:,} "
+                f"cycles{unit}")
     parts = []
     for rep in report["agents"].values():
         stalls = ", ".join(f"{k} {v:,}" for k, v in rep["stalls"].items() if v and k not in ("load_use", "mul_div"))
@@ -69,7 +77,8 @@ def _runner(host: Any, arch: Any, example: Any) -> Callable[[Any], tuple[bool, s
             return False, f"{summary}: the run ended differently with the model ({b.reason}, {b.steps} steps)"
         if problem:
             return False, f"{summary}: {problem}"
-        return modelled.clock > b.steps, summary
+        # the model counts at least one cycle per instruction of its busiest agent
+        return modelled.clock >= max(a.instret for a in modelled.agents), summary
 
     return run
 
