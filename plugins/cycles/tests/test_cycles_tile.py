@@ -117,3 +117,13 @@ def test_a_core_reads_its_own_time_on_the_wall_clock():
 def test_bad_settings_are_one_line(settings, message):
     with pytest.raises(ConfigError, match=message):
         machine(CLOCKED, **settings)
+
+
+def test_the_demo_runs_each_tiles_first_example_under_the_model():
+    from tessera_cycles.demos import demos
+
+    found = {d["arch"]: d for d in demos(host())}
+    assert {"tensix-tile", "tensix-tile-wh"} <= set(found)
+    ok, summary = found["tensix-tile"]["run"](None)
+    assert ok, summary
+    assert summary.startswith("tensix: ") and "busiest unit" in summary
