@@ -34,27 +34,61 @@ def options() -> list[click.Option]:
         click.Option(["--cycles-report", "cycles_report"], is_flag=False, flag_value="-", default=None,
                      metavar="[FILE]", help="When the run ends, say where the time went: a table on stderr, "
                                             "or JSON written to FILE."),
+        click.Option(["--cycles-trace", "cycles_trace"], default=None, metavar="FILE",
+                     help="Write the tensix model's timeline to FILE (Perfetto JSON): each unit's busy spans, "
+                          "FIFO occupancy and IPC counters, in model cycles."),
     ]
 
 
+#: machine -> where --cycles-trace goes
+TRACES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _writable(option: str, path: str) -> None:
+    if os.path.isdir(path):
+        raise ConfigError(f"{option} {path}: it is a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ConfigError(f"{option} {path}: directory {parent} does not exist")
+
+
 def configure(machine: Any, values: dict[str, Any]) -> None:
-    """Check ``--cycles-report`` (``tessera_run_configure``)."""
+    """Check ``--cycles-report`` and ``--cycles-trace`` (``tessera_run_configure``)."""
     from tessera_cycles.live import model_of
 
-    path = values["cycles_report"]
-    if model_of(machine) is None:
-        raise ConfigError("--cycles-report needs a cycle model (--cycles MODEL)")
-    if path != "-":
-        if os.path.isdir(path):
-            raise ConfigError(f"--cycles-report {path}: it is a directory")
-        parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            raise ConfigError(f"--cycles-report {path}: directory {parent} does not exist")
-    REPORTS[machine] = path
+    model = model_of(machine)
+    path = values.get("cycles_report")
+    if path is not None:
+        if model is None:
+            raise ConfigError("--cycles-report needs a cycle model (--cycles MODEL)")
+        if path != "-":
+            _writable("--cycles-report", path)
+        REPORTS[machine] = path
+    trace = values.get("cycles_trace")
+    if trace is not None:
+        if model is None or not hasattr(model, "tile"):
+            raise ConfigError("--cycles-trace needs the tensix cycle model (--cycles tensix); the other models "
+                              "have no timeline yet")
+        _writable("--cycles-trace", trace)
+        from tessera_cycles.tensix_model import Timeline
+
+        model.tile.timeline = Timeline()
+        TRACES[machine] = trace
 
 
 def write_report(machine: Any) -> None:
-    """Print or write the report asked for (``tessera_run_finished``)."""
+    """Print or write the report and the timeline asked for (``tessera_run_finished``)."""
+    trace = TRACES.get(machine)
+    if trace is not None:
+        from tessera_cycles.live import model_of
+        from tessera_cycles.timeline import write_perfetto
+
+        model = model_of(machine)
+        if model is not None and model.tile.timeline is not None:
+            try:
+                write_perfetto(model.tile.timeline, trace)
+            except OSError as exc:
+                raise ConfigError(f"cannot write {trace}: {exc.strerror or exc}") from None
     path = REPORTS.get(machine)
     if path is None:
         return

@@ -91,7 +91,7 @@ def tessera_run_options() -> list[click.Option]:
 
 @tessera.hookimpl
 def tessera_run_configure(machine: MachineLike, options: dict[str, Any]) -> None:
-    if options.get("cycles_report") is None:
+    if options.get("cycles_report") is None and options.get("cycles_trace") is None:
         return
     from tessera_cycles import cli
 

@@ -51,7 +51,7 @@ import attrs
 
 from tessera_cycles.params import non_negative, positive
 
-__all__ = ["CoreTimes", "PARAM_DOCS", "TensixParams", "ThreadTimes", "TileTimes", "UnitCalendar"]
+__all__ = ["CoreTimes", "PARAM_DOCS", "TensixParams", "ThreadTimes", "TileTimes", "Timeline", "UnitCalendar"]
 
 
 def _depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -219,6 +219,18 @@ class ThreadTimes:
                 "waits": dict(self.waits)}
 
 
+class Timeline:
+    """What happened when, for ``--cycles-trace`` (recorded only when asked: it grows with
+    the run): each unit's busy spans, each FIFO's pushes and passes through the gate."""
+
+    def __init__(self) -> None:
+        #: (unit, start, cycles, thread, mnemonic)
+        self.spans: list[tuple[str, int, int, int, str]] = []
+        #: (thread, time) of every push into a thread's FIFO, and of every entry passing its gate
+        self.pushes: list[tuple[int, int]] = []
+        self.passes: list[tuple[int, int]] = []
+
+
 class TileTimes:
     """Everything the model knows about one tile (kept in ``machine.ext["cycles"]``)."""
 
@@ -231,6 +243,16 @@ class TileTimes:
         self.sem_changed = 0          # when a semaphore last changed
         self.l1_written: dict[int, int] = {}   # word -> when a core last stored it
         self.tensix_l1_written = 0    # when a Tensix unit (packer …) last wrote L1
+        self.timeline: Timeline | None = None   # --cycles-trace (not kept by snapshots)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["timeline"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("timeline", None)
 
     def core(self, name: str) -> CoreTimes:
         got = self.cores.get(name)
@@ -378,6 +400,8 @@ class TileTimes:
                     t = gate
         th.arrivals.append(t)
         th.pushed += 1
+        if self.timeline is not None:
+            self.timeline.pushes.append((tid, t))
         core.t = t + 1
         core.instructions += 1
         core.poll_since = None
@@ -429,6 +453,8 @@ class TileTimes:
         occ = self.occupancy(mnemonic, unit, expanded)
         start = self.unit(unit).reserve(t, occ)
         th.waits["unit"] += start - t
+        if self.timeline is not None:
+            self.timeline.spans.append((unit, start, occ, tid, mnemonic))
         end = start + occ
         self._effects(unit, mnemonic, end)
         th.front = start + 1
@@ -488,6 +514,8 @@ class TileTimes:
             th.arrivals.popleft()
         th.entries += 1
         th.passed.append(gate)
+        if self.timeline is not None:
+            self.timeline.passes.append((th.tid, gate))
         if len(th.passed) > MAX_FIFO_DEPTH + 2:
             th.passed.popleft()
         if gate + 1 > th.done:

@@ -1,0 +1,70 @@
+"""``--cycles-trace FILE``: the tensix model's timeline as a Perfetto (Chrome trace-event) file.
+
+Open it in https://ui.perfetto.dev or chrome://tracing.  Everything is in the model's
+time — one cycle of the tile is 1 µs on the timeline — unlike ``--trace perfetto``,
+whose tracks follow each agent's own instruction clock:
+
+* process ``units``: one track per backend unit (MATH, SFPU, THCON, UNPACK, PACK …), an
+  ``X`` span for each instruction while it keeps the unit busy, named by its mnemonic,
+  with the issuing thread in ``args`` — the units the three threads share, side by side;
+* process ``counters``: ``C`` counter tracks — ``fifo T<i>``, the instructions pushed to
+  thread i and not yet through its wait gate (the FIFO's occupancy), and ``ipc T<i>``,
+  the instructions thread i's gate let through to a unit in each window of ``WINDOW``
+  cycles, divided by the window (the backend's issue rate per thread).
+
+One event per line, so the file stays readable by line-oriented tools.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+__all__ = ["WINDOW", "write_perfetto"]
+
+#: cycles per point of the IPC counters
+WINDOW = 64
+UNITS_PID, COUNTERS_PID = 1, 2
+
+
+def _event(**fields: Any) -> str:
+    return json.dumps(fields, separators=(",", ":"))
+
+
+def events(timeline: Any) -> list[str]:
+    """The trace events of ``timeline`` (a :class:`~tessera_cycles.tensix_model.Timeline`)."""
+    out = [_event(name="process_name", ph="M", pid=UNITS_PID, args={"name": "units (tensix model time)"}),
+           _event(name="process_name", ph="M", pid=COUNTERS_PID, args={"name": "counters"})]
+    lanes: dict[str, int] = {}
+    for unit, start, cycles, thread, mnemonic in timeline.spans:
+        tid = lanes.get(unit)
+        if tid is None:
+            tid = lanes[unit] = len(lanes) + 1
+            out.append(_event(name="thread_name", ph="M", pid=UNITS_PID, tid=tid, args={"name": unit}))
+        out.append(_event(name=mnemonic, cat="unit", ph="X", pid=UNITS_PID, tid=tid, ts=start, dur=cycles,
+                          args={"thread": f"T{thread}"}))
+    # FIFO occupancy: +1 at a push, -1 when the entry passes the gate (ties: the pass first)
+    changes = sorted([(t, 1, th) for th, t in timeline.pushes] + [(t, -1, th) for th, t in timeline.passes])
+    level: Counter[int] = Counter()
+    for t, delta, th in changes:
+        level[th] += delta
+        out.append(_event(name=f"fifo T{th}", ph="C", pid=COUNTERS_PID, ts=t, args={"entries": level[th]}))
+    # IPC per thread: instructions that reached a unit, per window
+    per_window: Counter[tuple[int, int]] = Counter()
+    for _unit, start, _cycles, thread, _m in timeline.spans:
+        per_window[thread, start // WINDOW] += 1
+    for (thread, window), n in sorted(per_window.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        out.append(_event(name=f"ipc T{thread}", ph="C", pid=COUNTERS_PID, ts=window * WINDOW,
+                          args={"ipc": round(n / WINDOW, 4)}))
+    return out
+
+
+def write_perfetto(timeline: Any, path: str) -> None:
+    """Write ``timeline`` to ``path`` as a trace-event JSON object (``traceEvents``)."""
+    lines = events(timeline)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write('{"displayTimeUnit":"ns","otherData":{"tool":"tessera-cycles","clock":"tensix model cycles '
+                 '(1 us on the timeline = 1 cycle)"},"traceEvents":[\n')
+        fh.write(",\n".join(lines))
+        fh.write("\n]}\n")
