@@ -7,20 +7,31 @@ answer is known; with the nominal clock a lone pushing core reads exactly the no
 cost of a push for every Tensix probe (the null result silicon.md §5 predicts); the
 comparison table has one line per point and says which are not tracked and why; and,
 with the tensix model, every tracked tensixbench point is within the tolerance.
+
+Phase B (``tensix-b``): the matrix unit fed by the MOP expander — the functional run
+really executes 16 MVMULs per fidelity phase per pushed MOP, stepping the fidelity phase
+only at high fidelity; the model sees every expanded instruction; the probe measures the
+matrix unit's per-MVMUL cost (a changed parameter moves it); and the three interpretable
+figures are within the tolerance of silicon.
 """
 
 from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 
 from tessera_cycles import calibration, probes, silicon
 from tessera_cycles.models import MODELS
 from tessera_cycles.probes import CONTROL, Measurement, Series, per_instruction, per_iteration
 
+#: the suites whose probes are the dataset's ``probe`` column, run at every variant
+SLOPE_SUITES = tuple(s for s in probes.SUITES if s != "tensix-b")
+HAS_TENSIX = "tensix" in MODELS
 
-@pytest.mark.parametrize("suite", probes.SUITES)
+
+@pytest.mark.parametrize("suite", SLOPE_SUITES)
 def test_the_probes_are_the_datasets_probes_in_order_with_their_unrolls(suite):
     name, phase = calibration.DATASETS[suite]
     data = silicon.load(name)
@@ -46,7 +57,7 @@ def test_a_program_halts_on_both_engines_and_they_read_the_same_clocks(suite):
         assert cycles == sorted(cycles) and cycles[0] > 0
 
 
-@pytest.mark.parametrize("suite", probes.SUITES)
+@pytest.mark.parametrize("suite", SLOPE_SUITES)
 def test_every_thread_of_a_three_thread_variant_stores_its_points(suite):
     m = probes.measure(suite, "t3", base_blocks=1)
     assert {t for _p, t in m.series} == {0, 1, 2}
@@ -91,7 +102,9 @@ def test_a_measurement_averages_the_variants_threads():
 
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="no probe suite"):
-        probes.source("tensix-b", "t1")
+        probes.source("tensix-z", "t1")
+    with pytest.raises(ValueError, match="only variant t1"):
+        probes.source("tensix-b", "t3")
     with pytest.raises(ValueError, match="no variant"):
         probes.source("tensix-a", "t4")
     with pytest.raises(ValueError, match="base_blocks"):
@@ -114,10 +127,11 @@ def test_the_points_are_every_probe_and_variant_and_the_refused_series_are_untra
         for variant in probes.VARIANTS:
             for probe in data.values("probe", phase=phase, variant=variant):
                 assert (probe == CONTROL) != ((name, probe, variant) in keys), (suite, probe, variant)
-    untracked = {(r.probe, r.variant) for r in rows if not r.tracked}
+    assert {r.suite for r in rows} == set(probes.SUITES) == set(calibration._suites(None))
+    untracked = {(r.probe, r.variant) for r in rows if not r.tracked and r.suite != "tensix-b"}
     # silicon.md §3: the primary riscvbench file's only R² failures
     assert untracked == {("rv_store_spread", "t2"), ("rv_store_spread", "t3")}
-    assert all("R²" in r.note for r in rows if not r.tracked)
+    assert all("R²" in r.note for r in rows if not r.tracked and r.suite != "tensix-b")
     # the silicon figure is the loader's, averaged over the variant's threads
     row = next(r for r in rows if r.probe == "ADDDMAREG" and r.variant == "t3")
     data = silicon.load(row.dataset)
@@ -152,7 +166,7 @@ def test_an_untracked_point_says_why_in_the_table():
     assert "0 of 0 tracked points" in text      # none measured
 
 
-@pytest.mark.skipif("tensix" not in MODELS, reason="the tensix cycle model (cycles=tensix) is not installed")
+@pytest.mark.skipif(not HAS_TENSIX, reason="the tensix cycle model (cycles=tensix) is not installed")
 def test_every_tracked_tensix_point_is_within_tolerance_of_silicon():
     """The tensix model against tensixbench-blackhole.csv, every phase-A probe at t1-t3.
     Base 8 rather than the silicon's 32, to keep the test to seconds: the cold first
@@ -165,9 +179,142 @@ def test_every_tracked_tensix_point_is_within_tolerance_of_silicon():
     assert not off, off
 
 
-@pytest.mark.skipif("tensix" not in MODELS, reason="the tensix cycle model (cycles=tensix) is not installed")
-def test_under_the_tensix_model_both_engines_read_the_same_clocks():
-    # three pushing cores sharing units: the model's times must not depend on the engine
-    runs = [probes.measure("riscv-t", "t3", config={"cycles": "tensix"}, engine=engine, base_blocks=1)
+@pytest.mark.skipif(not HAS_TENSIX, reason="the tensix cycle model (cycles=tensix) is not installed")
+@pytest.mark.parametrize(("suite", "variant"), [("riscv-t", "t3"), ("tensix-b", "t1")])
+def test_under_the_tensix_model_both_engines_read_the_same_clocks(suite, variant):
+    # three pushing cores sharing units; MOP expansions: the model's times must not depend
+    # on the engine
+    runs = [probes.measure(suite, variant, config={"cycles": "tensix"}, engine=engine, base_blocks=1)
             for engine in ("step", "fast")]
     assert runs[0].series == runs[1].series
+
+
+# ------------------------------------------------------------------ phase B
+
+
+def _phase_b_silicon() -> dict[str, float]:
+    """Silicon's cycles per matmul_tiles call on the math thread, per fidelity (the loader)."""
+    data = silicon.load(calibration.DATASETS["tensix-b"][0])
+    return {f: data.cycles_per_instruction("matmul_tiles", phase="B", variant=f, thread=1)
+            for f in data.values("variant", phase="B")}
+
+
+def test_phase_b_probes_are_the_datasets_fidelities_one_pushed_mop_per_call():
+    name, phase = calibration.DATASETS["tensix-b"]
+    data = silicon.load(name)
+    assert [p.name for p in probes.probes("tensix-b")] == data.values("variant", phase=phase) == list(probes.FIDELITIES)
+    assert data.values("unroll", phase=phase) == [p.unroll for p in probes.probes("tensix-b")][:1]
+    for probe in probes.probes("tensix-b"):
+        assert probe.body == ("    " + probes.push("MOP 1, 0, 0"),)
+    assert probes.variants("tensix-b") == ("t1",)
+    # MopCfg (MOPExpander.md, template 1): one outer iteration of `fidelity phases` inner
+    # ones, every inner op the same playback of the recorded MVMULs
+    for fidelity, loops in probes.FIDELITIES.items():
+        cfg = probes.mop_config(fidelity)
+        replay = probes.tensix_word(f"REPLAY {probes.REPLAY_AT}, {probes.MVMULS}, 0, 0")
+        assert cfg[:2] == [1, loops] and cfg[5] == cfg[7] == cfg[8] == replay
+
+
+def test_phase_b_one_pushed_mop_runs_16_mvmuls_per_fidelity_phase(monkeypatch):
+    """The functional run (nominal clock) executes, per pushed MOP, 16 MVMULs per fidelity
+    phase, the fidelity phase stepping 0..loops-1 (ADDR_MOD_5) and rewound by the end op;
+    LoFi stays in phase 0.  Counted at the matrix unit, per fidelity in the order run."""
+    from tessera_tensix.semantics import matrix_ops
+
+    seen: list[tuple[int, int]] = []          # (addr_mod, fidelity phase) of every MVMUL
+    real = matrix_ops._matmul
+
+    def spy(thread, ins, name, **kw):
+        if name == "MVMUL":
+            seen.append((kw["addr_mod"], thread.rwc.get("fidelity", 0)))
+        return real(thread, ins, name, **kw)
+
+    monkeypatch.setattr(matrix_ops, "_matmul", spy)
+    base = 1
+    probes.measure("tensix-b", "t1", base_blocks=base)
+    calls = base * sum(range(1, probes.POINTS + 1)) + probes.PRIME
+    at = 0
+    for loops in probes.FIDELITIES.values():
+        mine = seen[at:at + probes.MVMULS * loops * calls]
+        at += len(mine)
+        assert len(mine) == probes.MVMULS * loops * calls
+        # each call: `loops` replays of the 16, the phase constant within a replay
+        expected = [(mode, phase) for phase in range(loops) for mode in probes.MATMUL_ADDR_MODS] * calls
+        assert mine == expected
+    assert at == len(seen)
+
+
+@pytest.mark.skipif(not HAS_TENSIX, reason="the tensix cycle model (cycles=tensix) is not installed")
+def test_phase_b_the_model_sees_every_expanded_instruction_and_times_whole_calls():
+    base = 2
+    m = probes.measure("tensix-b", "t1", config={"cycles": "tensix"}, base_blocks=base)
+    calls = base * sum(range(1, probes.POINTS + 1)) + probes.PRIME
+    math = m.report["agents"]["t1"]
+    # 16 MVMULs x fidelity phases per call (and the high-fidelity end op), every call
+    assert math["expanded"] == sum(calls * probes.expanded_per_call(f) for f in probes.FIDELITIES)
+    assert sum(calls * probes.MVMULS * loops for loops in probes.FIDELITIES.values()) == (
+        math["expanded"] - sum(calls for f in probes.FIDELITIES if probes.high_fidelity(f)))
+    assert m.report["units"]["MATH"]["instructions"] >= math["expanded"]
+    # the queue is full from the first point on (the primed calls): every point reads
+    # whole calls at one expanded instruction a cycle, so the slope is exact
+    for f in probes.FIDELITIES:
+        assert m.cycles_per_instruction(f) == pytest.approx(probes.expanded_per_call(f), abs=1e-9)
+
+
+@pytest.mark.skipif(not HAS_TENSIX, reason="the tensix cycle model (cycles=tensix) is not installed")
+def test_phase_b_measures_the_matrix_units_replayed_cost():
+    # a dearer replayed MVMUL moves the per-MVMUL figure by as much; an MVMUL pushed by
+    # itself (phase A's regime) is not what phase B measures
+    rows = {r.probe: r for r in calibration.compare({"cycles": "tensix", "cycles.matrix_expanded_cycles": 2,
+                                                     "cycles.matrix_pushed_cycles": 9}, ["tensix-b"], base_blocks=1)}
+    assert rows["matmul_tiles (HiFi4−LoFi)/48"].tessera == pytest.approx(2 + 1 / 48)
+    assert rows["matmul_tiles HiFi4−HiFi2"].tessera == pytest.approx(2 * 32)
+
+
+def test_phase_b_points_are_the_silicon_differences_on_the_math_thread():
+    per_call = _phase_b_silicon()
+    rows = {r.probe: r for r in calibration.points(["tensix-b"])}
+    tracked = {p for p, r in rows.items() if r.tracked}
+    assert tracked == {"matmul_tiles HiFi2−LoFi", "matmul_tiles HiFi4−HiFi2", "matmul_tiles (HiFi4−LoFi)/48"}
+    assert rows["matmul_tiles HiFi2−LoFi"].silicon == pytest.approx(per_call["HiFi2"] - per_call["LoFi"])
+    assert rows["matmul_tiles HiFi4−HiFi2"].silicon == pytest.approx(per_call["HiFi4"] - per_call["HiFi2"])
+    assert rows["matmul_tiles (HiFi4−LoFi)/48"].silicon == pytest.approx((per_call["HiFi4"] - per_call["LoFi"]) / 48)
+    for fidelity, figure in per_call.items():       # listed, not held: the feeder and unpacker are not run
+        row = rows[f"matmul_tiles {fidelity}"]
+        assert not row.tracked and "untracked" in row.note and row.silicon == pytest.approx(figure)
+    assert all(r.variant == "phase B" and r.unit == "MATH" and r.threads == (1,) and r.phase == "B"
+               for r in rows.values())
+
+
+@pytest.mark.skipif(not HAS_TENSIX, reason="the tensix cycle model (cycles=tensix) is not installed")
+def test_phase_b_interpretable_points_are_within_tolerance_and_carried_by_the_outputs():
+    rows = calibration.compare({"cycles": "tensix"}, ["tensix-b"], base_blocks=8)
+    tracked = [r for r in rows if r.tracked]
+    assert len(tracked) == 3
+    off = [f"{r.probe}: silicon {r.silicon:.3f}, tessera {r.tessera:.3f} ({r.error_pct:+.1f} %)"
+           for r in tracked if not r.within]
+    assert not off, off
+    text = calibration.markdown(rows)
+    for r in rows:
+        assert f"| {r.probe} | MATH | phase B | {r.silicon:.3f} | {r.tessera:.3f} |" in text
+    assert "3 of 3 tracked points" in text
+    decoded = json.loads(calibration.as_json(rows))
+    assert [(d["probe"], d["variant"], d["tracked"]) for d in decoded] == [(r.probe, r.variant, r.tracked) for r in rows]
+    assert calibration.summary(rows) == {"tracked": 3, "within": 3, "tolerance": calibration.TOLERANCE,
+                                         "not_within": []}
+
+
+def test_the_summary_counts_the_measured_tracked_points_and_lists_the_misses():
+    base = calibration.Row("d.csv", "tensix-a", "A", "P", "MATH", "t1", (1,), 10.0)
+    rows = [
+        attrs.evolve(base, probe="ok", tessera=10.5, error_pct=5.0, within=True),
+        attrs.evolve(base, probe="far", tessera=12.0, error_pct=20.0, within=False),
+        attrs.evolve(base, probe="untracked", tessera=30.0, error_pct=200.0, within=False, tracked=False),
+        attrs.evolve(base, probe="unmeasured"),
+    ]
+    got = calibration.summary(rows)
+    assert (got["tracked"], got["within"]) == (2, 1)
+    assert got["not_within"] == [{"dataset": "d.csv", "probe": "far", "variant": "t1", "silicon": 10.0,
+                                  "tessera": 12.0, "error": 20.0}]
+    assert calibration.summary([]) == {"tracked": 0, "within": 0, "tolerance": calibration.TOLERANCE,
+                                       "not_within": []}

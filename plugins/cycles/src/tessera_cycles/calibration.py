@@ -9,7 +9,12 @@ datasets give (:mod:`tessera_cycles.silicon`), with the error and whether it is 
 Tracked points (the configurations a model is held to; silicon.md §3, §4, §6):
 
 * ``tensixbench-blackhole.csv`` (X1, the primary tensixbench run, ``dvalid_setup=once``):
-  every phase-A probe at t1, t2 and t3;
+  every phase-A probe at t1, t2 and t3; and phase B's interpretable figures (silicon.md
+  §2.2, §4.1), from the math thread's (thread 1) cycles per ``matmul_tiles`` call at each
+  fidelity: HiFi2−LoFi (16 more MVMULs), HiFi4−HiFi2 (32 more) and (HiFi4−LoFi)/48, the
+  cost of one MVMUL the MOP expander replays.  The per-fidelity figures themselves are
+  listed untracked: a silicon call also waits for the feeder's pages and the unpack
+  thread, which the ``tensix-b`` probe does not run (the differences cancel them);
 * ``riscvbench-blackhole.csv`` (the primary riscvbench run): phases r, t and c at t1, t2
   and t3 — except the series the benchmark's own validity gate (R² ≥ 0.99 per series)
   refused: rv_store_spread at t2 and t3, where thread 0's contended rows fail it (the
@@ -17,8 +22,9 @@ Tracked points (the configurations a model is held to; silicon.md §3, §4, §6)
   the reason.
 
 The silicon figure is the benchmarks' own: ``(slope − loop_overhead slope) / unroll``
-per thread (``subtract_control=True``), averaged over the variant's threads; Tessera's is
-the same derivation over the same threads.
+per thread (``subtract_control=True``), averaged over the variant's threads — phase B's
+the raw slope per call (it has no control), combined across fidelities as above; Tessera's
+is the same derivation over the same threads.
 """
 
 from __future__ import annotations
@@ -31,15 +37,34 @@ import attrs
 
 from tessera_cycles import probes, silicon
 
-__all__ = ["DATASETS", "R2_GATE", "Row", "TOLERANCE", "as_json", "compare", "markdown", "points"]
+__all__ = ["DATASETS", "PHASE_B", "R2_GATE", "Row", "TOLERANCE", "as_json", "compare", "markdown", "points",
+           "summary"]
 
 #: a point agrees when Tessera is within this many percent of silicon
 TOLERANCE = 10.0
 #: the benchmarks' validity gate on each slope series (silicon.md §1)
 R2_GATE = 0.99
 #: suite -> (primary dataset, phase)
-DATASETS = {"tensix-a": ("tensixbench-blackhole.csv", "A"), "riscv-r": ("riscvbench-blackhole.csv", "r"),
-            "riscv-t": ("riscvbench-blackhole.csv", "t"), "riscv-c": ("riscvbench-blackhole.csv", "c")}
+DATASETS = {"tensix-a": ("tensixbench-blackhole.csv", "A"), "tensix-b": ("tensixbench-blackhole.csv", "B"),
+            "riscv-r": ("riscvbench-blackhole.csv", "r"), "riscv-t": ("riscvbench-blackhole.csv", "t"),
+            "riscv-c": ("riscvbench-blackhole.csv", "c")}
+#: phase B's rows: probe -> (weight of each fidelity's cycles per call, tracked, note).  The
+#: silicon figure and Tessera's are the same weighted sum of the fidelities' slopes
+PHASE_B: dict[str, tuple[dict[str, float], bool, str]] = {
+    "matmul_tiles HiFi2−LoFi": ({"HiFi2": 1.0, "LoFi": -1.0}, True,
+                                "16 more MVMULs replayed by the MOP expander (and the high-fidelity MOP's end op)"),
+    "matmul_tiles HiFi4−HiFi2": ({"HiFi4": 1.0, "HiFi2": -1.0}, True, "32 more MVMULs replayed by the MOP expander"),
+    "matmul_tiles (HiFi4−LoFi)/48": ({"HiFi4": 1 / 48, "LoFi": -1 / 48}, True,
+                                     "per MVMUL the MOP expander replays (pushed one by one: ~6, phase A MVMUL)"),
+    **{f"matmul_tiles {fidelity}": ({fidelity: 1.0}, False,
+                                    "untracked: a silicon call also waits for the feeder's pages and the unpack "
+                                    "thread's Src handoff, which the probe does not run; only differences between "
+                                    "fidelities are interpretable (silicon.md §2.2)")
+       for fidelity in probes.FIDELITIES},
+}
+#: phase B's rows: their variant, the silicon thread they read (the math thread), and the
+#: variant (thread set) the tensix-b probe runs
+PHASE_B_VARIANT, PHASE_B_THREAD, PHASE_B_RUN = "phase B", 1, "t1"
 #: what a reader must know about some points (still tracked)
 NOTES = {
     "MVMUL": "each op pushed by itself: the Wait-Gate regime (~6), not the MOP-replayed ~1 (phase B)",
@@ -85,6 +110,9 @@ def points(suites: Iterable[str] | None = None) -> list[Row]:
     for suite in _suites(suites):
         name, phase = DATASETS[suite]
         data = silicon.load(name)
+        if suite == "tensix-b":
+            out += _phase_b_points(data, suite)
+            continue
         for variant, threads in probes.VARIANTS.items():
             for probe in data.values("probe", phase=phase, variant=variant):
                 if probe == silicon.CONTROL_PROBE:
@@ -100,6 +128,29 @@ def points(suites: Iterable[str] | None = None) -> list[Row]:
                     notes.insert(0, refused)
                 out.append(Row(name, suite, phase, probe, unit, variant, threads, figure,
                                tracked=not refused, note="; ".join(notes)))
+    return out
+
+
+def _phase_b_points(data: silicon.Dataset, suite: str) -> list[Row]:
+    """Phase B's rows (:data:`PHASE_B`): weighted sums of the math thread's slopes."""
+    name, phase = DATASETS[suite]
+    (series,) = {str(p) for p in data.values("probe", phase=phase)}       # matmul_tiles
+    unit = str(data.rows_where(phase=phase, probe=series)[0]["unit"])
+    per_call: dict[str, float] = {}
+    r2: dict[str, float] = {}
+    for fidelity in probes.FIDELITIES:
+        eq: dict[str, silicon.Value] = {"phase": phase, "variant": fidelity, "thread": PHASE_B_THREAD}
+        per_call[fidelity] = data.cycles_per_instruction(series, phase=phase, variant=fidelity,
+                                                         thread=PHASE_B_THREAD)
+        r2[fidelity] = silicon.r_squared(data.rows_where(probe=series, **eq))
+    out = []
+    for probe, (weights, tracked, note) in PHASE_B.items():
+        figure = sum(w * per_call[f] for f, w in weights.items())
+        refused = next((f"untracked: silicon {f} on thread {PHASE_B_THREAD} fails the R² ≥ {R2_GATE} gate "
+                        f"({r2[f]:.4f})" for f in weights if r2[f] < R2_GATE), "")
+        notes = "; ".join(n for n in (refused, note) if n)
+        out.append(Row(name, suite, phase, probe, unit, PHASE_B_VARIANT, (PHASE_B_THREAD,), figure,
+                       tracked=tracked and not refused, note=notes))
     return out
 
 
@@ -123,18 +174,22 @@ def _suites(suites: Iterable[str] | None) -> list[str]:
 
 
 def silicon_base_blocks(suite: str) -> int:
-    """The base the silicon run used (its smallest ``n``): 32 for both primary files."""
+    """The base the silicon run used (its smallest ``n``): 32 blocks for both primary
+    files' slope phases, 64 ``matmul_tiles`` calls for phase B."""
     name, phase = DATASETS[suite]
-    ns = silicon.load(name).values("n", phase=phase, probe=silicon.CONTROL_PROBE)
+    eq: dict[str, silicon.Value] = {} if suite == "tensix-b" else {"probe": silicon.CONTROL_PROBE}
+    ns = silicon.load(name).values("n", phase=phase, **eq)
     return int(min(int(n) for n in ns))
 
 
 def compare(config: Mapping[str, Any] | None = None, suites: Iterable[str] | None = None, *,
             base_blocks: int | None = None, engine: str = "fast") -> list[Row]:
-    """Run every variant of ``suites`` (default all) with ``config`` (default
-    ``{"cycles": "tensix"}``, the Tensix tile model) and compare with silicon.
+    """Run every variant of ``suites`` (default, or None: all of :data:`probes.SUITES`)
+    with ``config`` (default ``{"cycles": "tensix"}``, the Tensix tile model) and compare
+    with silicon.
 
-    ``base_blocks`` None runs the silicon's own points (32 × 1..4 blocks): the probes run
+    ``base_blocks`` None runs the silicon's own points (32 × 1..4 blocks; phase B 64 × 1..4
+    calls, a fraction of a second): the phase-A and riscvbench probes run
     back to back without a drain, as on the card, so a probe's first point starts behind
     the previous probe's queued work, a bias that shrinks with the base — at the silicon's
     base it is the silicon's own.  A smaller base is faster (seconds rather than about a
@@ -144,11 +199,16 @@ def compare(config: Mapping[str, Any] | None = None, suites: Iterable[str] | Non
     done: dict[tuple[str, str], probes.Measurement] = {}
     out: list[Row] = []
     for row in rows:
-        key = (row.suite, row.variant)
+        phase_b = row.suite == "tensix-b"
+        key = (row.suite, PHASE_B_RUN if phase_b else row.variant)
         if key not in done:
             base = silicon_base_blocks(row.suite) if base_blocks is None else base_blocks
-            done[key] = probes.measure(row.suite, row.variant, config=config, base_blocks=base, engine=engine)
-        ours = done[key].cycles_per_instruction(row.probe)
+            done[key] = probes.measure(row.suite, key[1], config=config, base_blocks=base, engine=engine)
+        got = done[key]
+        if phase_b:
+            ours = sum(w * got.cycles_per_instruction(f, PHASE_B_THREAD) for f, w in PHASE_B[row.probe][0].items())
+        else:
+            ours = got.cycles_per_instruction(row.probe)
         error = 100.0 * (ours - row.silicon) / row.silicon
         out.append(attrs.evolve(row, tessera=ours, error_pct=error, within=abs(error) <= TOLERANCE))
     return out
@@ -169,6 +229,17 @@ def markdown(rows: Sequence[Row]) -> str:
     lines += ["", f"{sum(1 for r in tracked if r.within)} of {len(tracked)} tracked points within "
               f"{TOLERANCE:g} % of silicon."]
     return "\n".join(lines) + "\n"
+
+
+def summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """How the measured, tracked points fare: ``tracked`` (their count), ``within`` (how
+    many are within :data:`TOLERANCE`), ``not_within`` (one dict per other point:
+    ``dataset``, ``probe``, ``variant``, ``silicon``, ``tessera``, ``error`` in percent),
+    and ``tolerance`` — for a bench workload and ``tessera cycles calibrate``."""
+    tracked = [r for r in rows if r.tracked and r.within is not None]
+    return {"tracked": len(tracked), "within": sum(1 for r in tracked if r.within), "tolerance": TOLERANCE,
+            "not_within": [{"dataset": r.dataset, "probe": r.probe, "variant": r.variant, "silicon": r.silicon,
+                            "tessera": r.tessera, "error": r.error_pct} for r in tracked if not r.within]}
 
 
 def as_json(rows: Sequence[Row]) -> str:

@@ -145,7 +145,7 @@ def list_models(as_json: bool) -> None:
 
 @cycles.command("calibrate")
 @click.option("--suite", "suites", multiple=True, metavar="SUITE",
-              help="Only this probe suite (repeatable): tensix-a, riscv-r, riscv-t, riscv-c, ... (default: all).")
+              help="Only this probe suite (repeatable): tensix-a, tensix-b, riscv-r, riscv-t, riscv-c (default: all).")
 @click.option("--base", "base_blocks", type=click.IntRange(1, 256), default=None, metavar="N",
               help="Loop counts N, 2N, 3N, 4N per point (default: the silicon runs' own, 32; smaller is faster).")
 @click.option("--set", "params", multiple=True, metavar="cycles.NAME=V",

@@ -1,8 +1,8 @@
 """The silicon benchmarks' probes as Tessera programs on a Blackhole Tensix tile.
 
 Why this exists: the shipped measurements (:mod:`tessera_cycles.silicon`) are cycles per
-instruction that ``tensixbench`` (phase A) and ``riscvbench`` (phases r, t, c) read on a
-Blackhole card by timing loops with the tile's wall clock.  A cycle model is checked
+instruction that ``tensixbench`` (phases A and B) and ``riscvbench`` (phases r, t, c) read
+on a Blackhole card by timing loops with the tile's wall clock.  A cycle model is checked
 against them by running the *same experiment* on the emulated tile and reading the clock
 the same way; this module writes those programs (assembly for ``tensix-tile``), runs them
 and derives the same figure the benchmarks report.
@@ -30,6 +30,26 @@ words; no upstream code is used):
   own L1 scratch; its local-RAM chase two words at ``MEM_LOCAL_BASE`` pointing at each
   other (the stack's memory on silicon; each core has its own).
 
+**tensixbench phase B** (suite ``tensix-b``; silicon.md §2.2) timed ``matmul_tiles`` at
+three fidelities: the math thread pushes one MOP per tile, which expands to a REPLAY of 16
+MVMULs once per fidelity phase (LoFi 1, HiFi2 2, HiFi4 4).  Only the *differences* between
+fidelities are interpretable, so the suite reproduces the matrix unit fed by the MOP
+expander and nothing else: TRISC1 alone (variant t1) sets the matmul's address modifiers
+(SETC16), records the 16 MVMULs in replay entries 16..31 once (``REPLAY 16, 16, 0, 1``,
+REPLAY.md: load without executing), hands both source banks to the matrix unit once
+(``SETDVALID``, phase A's "once"; every MVMUL has ``clear_dvalid`` 0, so they stay
+valid), then per fidelity — one probe each — drains its thread (``tensix_sync``: software
+must not change ``MopCfg`` under an expansion, MOPExpander.md "Configuration"), sets
+ADDR_MOD_5's fidelity increment, stores the nine ``MopCfg`` words at
+``TENSIX_MOP_CFG_BASE`` (template 1: one outer iteration of ``loops`` inner ones, each a
+``REPLAY 16, 16, 0, 0``; MOPExpander.md, as tt-llk's matmul programs it), pushes
+:data:`PRIME` MOPs untimed so every timed point starts behind a full queue, and times
+``calls`` pushes of ``MOP 1, 0, 0`` (4 points) like a phase-A probe.  The slope is cycles
+per call.  No BRISC feeder, unpack thread or packer runs: on silicon they add to every
+call a constant the same at every fidelity (the feeder's page handshakes, the unpack
+thread's Src handoff), which the differences cancel — and which is why the per-fidelity
+slopes themselves are not compared.
+
 Tensix instructions are assembled with the Tensix assembler (the LLK macro spelling,
 :mod:`tessera_tensix.isa.asm`), never encoded by hand; each becomes a ``.word`` of the
 word rotated left by 2 — the ``.ttinsn`` encoding a baby core executes as a push
@@ -48,13 +68,26 @@ import attrs
 from tessera.errors import Deadlock, TesseraError
 from tessera_cycles.silicon import slope
 
-__all__ = ["DEFAULT_BASE_BLOCKS", "Measurement", "Probe", "ProbeError", "SUITES", "Series", "VARIANTS",
-           "measure", "per_instruction", "probes", "source"]
+__all__ = ["DEFAULT_BASE_BLOCKS", "FIDELITIES", "MVMULS", "Measurement", "PRIME", "Probe", "ProbeError", "SUITES",
+           "Series", "VARIANTS", "expanded_per_call", "high_fidelity", "measure", "mop_config", "per_instruction",
+           "probes", "source", "variants"]
 
-#: the suites: tensixbench phase A and riscvbench phases r, t and c
-SUITES = ("tensix-a", "riscv-r", "riscv-t", "riscv-c")
+#: the suites: tensixbench phases A and B and riscvbench phases r, t and c
+SUITES = ("tensix-a", "tensix-b", "riscv-r", "riscv-t", "riscv-c")
 #: the benchmarks' thread sets (active TRISCs; silicon.md §1): t1 = TRISC1 alone
 VARIANTS: dict[str, tuple[int, ...]] = {"t1": (1,), "t2": (0, 1), "t3": (0, 1, 2)}
+#: tensixbench phase B's fidelities (the CSV's ``variant``) and their fidelity phases: the
+#: math MOP's inner-loop count, one replay of the tile's MVMULs each (tt-llk's matmul)
+FIDELITIES: dict[str, int] = {"LoFi": 1, "HiFi2": 2, "HiFi4": 4}
+#: the MVMULs of one 32x32 tile per fidelity phase: 4 output faces x 2 halves of 8 rows x 2
+#: faces of the inner dimension (each MVMUL: 8 Dst rows += 8 SrcB rows x a 16x16 SrcA face)
+MVMULS = 16
+#: MOPs a phase-B probe pushes untimed before its points, so its first timed point starts
+#: as every later one does: behind a full queue, the core stalled on it.  A queue holds at
+#: most 30 (the tensix model's deepest ``fifo_depth``; silicon run-ahead 31-32) and fills
+#: only as fast as the core pushes faster than calls leave it (a push every ~3 cycles, a
+#: call every >= 16): a LoFi queue is full after ~37 pushes, so twice the depth is safe
+PRIME = 64
 #: blocks of the first point.  The silicon runs used 32.  A small base keeps a run to
 #: seconds; the price: the probes run back to back without a drain (as on the card), so a
 #: probe's first point starts behind the previous probe's queued work, and that cold point
@@ -202,6 +235,101 @@ def _tensix_a() -> tuple[Probe, ...]:
     return tuple(out)
 
 
+# tensixbench phase B.  Thread-configuration indices (Blackhole cfg_defines.h; the same
+# as arch_tensix's matmul.s): ADDR_MOD_AB_SEC0 + n holds SrcA [7:0] / SrcB [15:8] (incr,
+# CR, clear), ADDR_MOD_DST_SEC0 + n Dst incr [9:0], CR [10], clear [11], fidelity incr [14:13]
+ADDR_MOD_AB_SEC0 = 12
+ADDR_MOD_DST_SEC0 = 28
+TENSIX_MOP_CFG_BASE = 0xFFB8_0000          # nine write-only words (MOPExpander.md "Configuration")
+REPLAY_AT = 16                             # the replay entries the tile's MVMULs are recorded in
+#: the tile's MVMULs, face by face, and the address modifier each uses (matmul.s; tt-llk's
+#: order): ADDR_MOD_5, on the last, rewinds the counters and (high fidelity) steps the
+#: fidelity phase
+MATMUL_ADDR_MODS = (0, 1, 0, 2, 0, 1, 0, 4, 0, 1, 0, 2, 0, 1, 0, 5)
+#: the address modifiers but ADDR_MOD_5's Dst half (it depends on the fidelity): (AB, Dst)
+ADDR_MODS = {0: (8 << 8, 8),                                     # SrcB += 8, Dst += 8
+             1: (16 | 1 << 14, 8),                               # SrcA += 16, SrcB = its CR
+             2: (1 << 6 | (32 | 1 << 6) << 8, 8),                # SrcA = CR, SrcB CR += 32
+             4: (32 | 1 << 6 | (48 | 1 << 6) << 8, 1 << 10),     # SrcA CR += 32, SrcB CR += 48, Dst = CR
+             5: (3 << 6 | 3 << 14, None)}                        # clear SrcA, SrcB (and Dst, below)
+#: ``SETRWC`` with no bank cleared and every counter (A, B, D, fidelity phase) set to 0
+REWIND = "SETRWC 0, 0, 0, 0, 0, 15"
+
+
+def high_fidelity(fidelity: str) -> bool:
+    """More than one fidelity phase (tt-llk's ``is_high_fidelity``)."""
+    return FIDELITIES[fidelity] > 1
+
+
+def mop_config(fidelity: str) -> list[int]:
+    """The nine ``MopCfg`` words of one ``matmul_tiles`` at ``fidelity`` (template 1,
+    MOPExpander.md): one outer iteration of ``FIDELITIES[fidelity]`` inner ones, each a
+    replay of the :data:`MVMULS` recorded MVMULs.  As tt-llk's Blackhole matmul
+    (llk_math_matmul.h) programs it, a high-fidelity MOP ends with a ``SETRWC`` that
+    rewinds the counters and the fidelity phase (there with the reused bank's clear; here
+    none, so the banks stay valid) and a LoFi one has no end op."""
+    nop = tensix_word("NOP")
+    replay = tensix_word(f"REPLAY {REPLAY_AT}, {MVMULS}, 0, 0")
+    end = tensix_word(REWIND) if high_fidelity(fidelity) else nop
+    #       outer inner              StartOp EndOp0 EndOp1 LoopOp  LoopOp1 Loop0Last Loop1Last
+    return [1, FIDELITIES[fidelity], nop, end, nop, replay, nop, replay, replay]
+
+
+def expanded_per_call(fidelity: str) -> int:
+    """The Tensix instructions one pushed MOP issues at ``fidelity``: the MVMULs of every
+    fidelity phase, and the high-fidelity end op."""
+    return MVMULS * FIDELITIES[fidelity] + (1 if high_fidelity(fidelity) else 0)
+
+
+def _matmul_once() -> list[str]:
+    """Run once before the phase-B probes: the matmul's address modifiers, the counters
+    rewound, the tile's MVMULs recorded (not executed) in the replay buffer, and both
+    source banks handed to the matrix unit (phase A's ``dvalid_setup=once``)."""
+    lines = ["# ---- once: address modifiers, the tile's MVMULs into the replay buffer, Src valid"]
+    for n, (ab, dst) in ADDR_MODS.items():
+        lines.append("    " + push(f"SETC16 {ADDR_MOD_AB_SEC0 + n}, {ab}"))
+        if dst is not None:
+            lines.append("    " + push(f"SETC16 {ADDR_MOD_DST_SEC0 + n}, {dst}"))
+    lines += ["    " + push(REWIND), "    " + push(f"REPLAY {REPLAY_AT}, {MVMULS}, 0, 1")]
+    lines += ["    " + push(f"MVMUL 0, 0, {mode}, 0") for mode in MATMUL_ADDR_MODS]
+    lines.append("    " + push("SETDVALID 3"))
+    return lines
+
+
+def _fidelity_setup(fidelity: str) -> tuple[str, ...]:
+    """Before a fidelity's points: drain the thread, ADDR_MOD_5's fidelity increment,
+    the ``MopCfg`` words, then :data:`PRIME` untimed calls (``{S}`` is the probe's label)."""
+    step = 1 if high_fidelity(fidelity) else 0     # tt-llk: the phase steps only at high fidelity
+    lines = [f"    li t0, {PC_BUF_BASE:#x}             # tensix_sync: no MOP expands while MopCfg changes",
+             "    sw zero, 4(t0)",
+             "    lw t1, 4(t0)",
+             "    " + push(f"SETC16 {ADDR_MOD_DST_SEC0 + 5}, {3 << 10 | step << 13}"),
+             f"    li t0, {TENSIX_MOP_CFG_BASE:#x}          # MopCfg[0..8]"]
+    for i, word in enumerate(mop_config(fidelity)):
+        lines += [f"    li t1, {word:#x}", f"    sw t1, {4 * i}(t0)"]
+    lines += [f"    li t1, {PRIME}                       # untimed calls: the queue full before the first point",
+              "{S}:",
+              "    " + push("MOP 1, 0, 0"),
+              "    addi t1, t1, -1",
+              "    bnez t1, {S}",
+              # ... ended as a point ends — a clock read, a difference stored (to the
+              # thread's scratch), and as many instructions before the barrier (a point's
+              # addi, addi, bnez; here nop and the probe's li, li) — so the first point
+              # starts as far behind the queue as every later one
+              f"    lw t3, {WALL_CLOCK_L:#x}(s5)",
+              "    sub t3, t3, t2",
+              "    sw t3, 0(t6)",
+              "    nop"]
+    return tuple(lines)
+
+
+def _tensix_b() -> tuple[Probe, ...]:
+    """tensixbench phase B: one probe per fidelity, its body one ``matmul_tiles`` call —
+    one pushed MOP (``unroll`` 1: the slope is cycles per call, as silicon's)."""
+    return tuple(Probe(fidelity, 1, ("    " + push("MOP 1, 0, 0"),), _fidelity_setup(fidelity))
+                 for fidelity in FIDELITIES)
+
+
 def _riscv_r() -> tuple[Probe, ...]:
     """riscvbench phase r: RV32IM straight-line bodies of 64 instructions."""
     four = functools.partial(_repeat, times=UNROLL // 4)
@@ -261,15 +389,27 @@ def _riscv_c() -> tuple[Probe, ...]:
     )
 
 
-_SUITES = {"tensix-a": _tensix_a, "riscv-r": _riscv_r, "riscv-t": _riscv_t, "riscv-c": _riscv_c}
+_SUITES = {"tensix-a": _tensix_a, "tensix-b": _tensix_b, "riscv-r": _riscv_r, "riscv-t": _riscv_t,
+           "riscv-c": _riscv_c}
+#: suites that run only some variants: phase B times the math thread (T1) alone — the
+#: silicon run's unpack thread only follows it through the Src handshake (silicon.md §4.1)
+_ONLY = {"tensix-b": ("t1",)}
 
 
 @functools.cache
 def probes(suite: str) -> tuple[Probe, ...]:
-    """The probes of ``suite`` in the order they run (the control first)."""
+    """The probes of ``suite`` in the order they run (the control first, where the
+    suite has one: phase B has none — silicon reports its raw slope per call)."""
     if suite not in _SUITES:
         raise ValueError(f"no probe suite {suite!r}; known: {', '.join(SUITES)}")
     return _SUITES[suite]()
+
+
+def variants(suite: str) -> tuple[str, ...]:
+    """The variants (thread sets) ``suite`` runs: every one of :data:`VARIANTS`, but
+    ``tensix-b`` only t1."""
+    probes(suite)
+    return _ONLY.get(suite, tuple(VARIANTS))
 
 
 # ------------------------------------------------------------------ the program
@@ -279,6 +419,8 @@ def _check(suite: str, variant: str, base_blocks: int) -> tuple[Probe, ...]:
     found = probes(suite)
     if variant not in VARIANTS:
         raise ValueError(f"no variant {variant!r}; known: {', '.join(VARIANTS)}")
+    if variant not in variants(suite):
+        raise ValueError(f"{suite} runs only variant {', '.join(variants(suite))}, not {variant!r}")
     if isinstance(base_blocks, bool) or not isinstance(base_blocks, int) or base_blocks < 1:
         raise ValueError(f"base_blocks must be a positive integer, got {base_blocks!r}")
     if len(found) * POINTS * 4 > RESULT_STRIDE:
@@ -288,7 +430,8 @@ def _check(suite: str, variant: str, base_blocks: int) -> tuple[Probe, ...]:
 
 def source(suite: str, variant: str, base_blocks: int = DEFAULT_BASE_BLOCKS) -> str:
     """The tile assembly of ``suite`` (one of :data:`SUITES`) run by the TRISCs of
-    ``variant`` (t1, t2, t3), with points of ``base_blocks`` × 1..4 iterations."""
+    ``variant`` (t1, t2, t3), with points of ``base_blocks`` × 1..4 iterations (phase B:
+    ``matmul_tiles`` calls)."""
     found = _check(suite, variant, base_blocks)
     active = VARIANTS[variant]
     exit_now = ["    li a7, 93", "    li a0, 0", "    ecall"]
@@ -352,6 +495,8 @@ def _prologue(suite: str, base_blocks: int) -> list[str]:
             "    sw t0, 0(t5)",
             "    sw t5, 4(t5)",
         ]
+    if suite == "tensix-b":
+        lines += _matmul_once()
     return lines
 
 
@@ -438,8 +583,9 @@ class Series:
 
 @attrs.frozen
 class Measurement:
-    """What one run of a suite measured: every (probe, thread) series, and how long the
-    run took (``steps`` executed, ``seconds`` of wall time)."""
+    """What one run of a suite measured: every (probe, thread) series, how long the run
+    took (``steps`` executed, ``seconds`` of wall time) and, when a cycle model timed it,
+    the model's report (``tessera_cycles.report``: per core and thread, per unit)."""
 
     suite: str
     variant: str
@@ -449,6 +595,7 @@ class Measurement:
     series: Mapping[tuple[str, int], Series]
     steps: int
     seconds: float
+    report: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
 
     @property
     def threads(self) -> tuple[int, ...]:
@@ -460,9 +607,12 @@ class Measurement:
 
     def cycles_per_instruction(self, probe: str, thread: int | None = None) -> float:
         """(slope(probe) − slope(loop_overhead)) / unroll on ``thread``, or averaged over
-        the variant's threads (as silicon.md §4 reports the silicon figures) if None."""
+        the variant's threads (as silicon.md §4 reports the silicon figures) if None.  A
+        suite without a control (``tensix-b``) gives slope / unroll, as its silicon does."""
         threads = self.threads if thread is None else (thread,)
-        values = [per_instruction(self.series[probe, t], self.series[CONTROL, t]) for t in threads]
+        values = [per_instruction(self.series[probe, t], self.series[CONTROL, t])
+                  if (CONTROL, t) in self.series else self.series[probe, t].slope() / self.series[probe, t].unroll
+                  for t in threads]
         return sum(values) / len(values)
 
     def table(self) -> dict[str, dict[int, float]]:
@@ -500,11 +650,14 @@ def _host() -> Any:
 
 def step_budget(suite: str, variant: str, base_blocks: int) -> int:
     """Steps a run may take: every active core's timed instructions and its Tensix
-    thread's, with room for the barriers' spinning (parked polls take no steps; a
-    spinning core takes some) — a run that needs more is stuck, not slow."""
+    thread's (phase B: every instruction a MOP expands to, the primed calls included),
+    with room for the barriers' spinning (parked polls take no steps; a spinning core
+    takes some) — a run that needs more is stuck, not slow."""
     found = _check(suite, variant, base_blocks)
     iterations = base_blocks * sum(range(1, POINTS + 1))
     per_thread = sum(iterations * (len(p.body) + 2) for p in found)
+    if suite == "tensix-b":
+        per_thread += sum((iterations + PRIME) * expanded_per_call(p.name) for p in found)
     return 10 * per_thread * len(VARIANTS[variant]) + 500_000
 
 
@@ -556,4 +709,7 @@ def measure(suite: str, variant: str, *, config: Mapping[str, Any] | None = None
             if any(c == UNWRITTEN for _n, c in points):
                 raise ProbeError(f"{label}: {probe.name} on RISCV T{tid} left a result slot unwritten")
             series[probe.name, tid] = Series(probe.name, tid, probe.unroll, tuple(points))
-    return Measurement(suite, variant, base_blocks, engine, settings, series, int(result.steps), seconds)
+    from tessera_cycles import report
+
+    return Measurement(suite, variant, base_blocks, engine, settings, series, int(result.steps), seconds,
+                       report(m))
