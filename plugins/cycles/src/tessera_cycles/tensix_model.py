@@ -88,7 +88,7 @@ class TensixParams:
 
 PARAM_DOCS: dict[str, str] = {
     "fifo_depth": "instructions a Tensix thread holds between a push and its wait gate before a push stalls the "
-                  "core (1..30; silicon run-ahead 31-32)",
+                  "core (1..30; silicon run-ahead 31-32; below 29 the stall is a lower bound)",
     "mul_latency": "cycles from a baby core's multiply to its result (silicon: dependent mul 2)",
     "div_cycles": "cycles a baby core's divide holds the core (silicon: divu 33)",
     "l1_load_latency": "load-to-use cycles of a baby core's load from L1 (silicon: pointer chase 8.1)",
@@ -390,14 +390,21 @@ class TileTimes:
         th = self.threads[tid]
         depth = self.params.fifo_depth
         ahead = th.pushed - th.entries      # pushed, not yet through the gate (observed)
+        gate = None
         if ahead < depth:
             # the entry `depth` before this one has passed the gate: at passed[-(depth - ahead)]
             back = depth - ahead
             if back <= len(th.passed):
                 gate = th.passed[-back]
-                if gate > t:
-                    core.stalls["fifo"] += gate - t
-                    t = gate
+        else:
+            # that entry has not been seen yet (a FIFO shallower than the functional one, which
+            # takes up to 29): it passes no earlier than one a cycle after the thread's gate is
+            # free and gate_latency after its push — a lower bound, exact from depth 29 up
+            index = ahead - depth
+            gate = max(th.front + index, th.arrivals[index] + self.params.gate_latency)
+        if gate is not None and gate > t:
+            core.stalls["fifo"] += gate - t
+            t = gate
         th.arrivals.append(t)
         th.pushed += 1
         if self.timeline is not None:
