@@ -233,7 +233,7 @@ def test_cycles_list_shows_every_parameter(capsys):
 
     cli.main(args=["cycles", "list", "--json"], prog_name="tessera", standalone_mode=False, obj=host())
     models = {m["name"]: m for m in json.loads(capsys.readouterr().out)}
-    assert set(models) == {"inorder", "barrel", "tensix"}
+    assert set(models) == {"inorder", "barrel", "tensix", "tile"}
     names = {p["name"] for p in models["inorder"]["params"]}
     assert {"cycles.miss_penalty", "cycles.predictor", "cycles.load_use"} <= names
     assert {"cycles.branch_bubble", "cycles.alu_latency"} <= {p["name"] for p in models["barrel"]["params"]}

@@ -36,6 +36,13 @@ def _summary(report: dict[str, Any]) -> str:
         told = ", ".join(f"{k} {v:,}" for k, v in waits.items() if v)
         return (f"{report['model']}: {core['instructions']:,} instructions in {core['cycles']:,} cycles "
                 f"(IPC {core['ipc']:.2f}){'; waits: ' + told if told else ''}")
+    if report.get("model") == "tile":
+        ops = sum(u["instructions"] for u in report["units"].values())
+        busiest = max(report["units"].items(), key=lambda kv: kv[1]["busy"], default=None)
+        unit = f"; busiest engine {busiest[0]} ({busiest[1]['busy']:,} cycles)" if busiest else ""
+        instructions = sum(r["instructions"] for r in report["agents"].values())
+        return (f"{report['model']}: {instructions:,} hart instructions and {ops:,} engine operations in "
+                f"{report['clock']:,} cycles{unit}")
     if "units" in report:
         agents = report["agents"]
         cores = sum(r["instructions"] for r in agents.values() if "stalls" in r)

@@ -83,6 +83,21 @@ def _tile_agents(arch: Any) -> bool:
     return covers(arch)
 
 
+def _tilex_params() -> tuple[tuple[str, Any, str], ...]:
+    from tessera_cycles.tile_model import PARAM_DOCS, TileParams
+
+    return tuple((f.name, f.default, PARAM_DOCS[f.name]) for f in attrs.fields(TileParams))
+
+
+def _tilex(arch: Any) -> bool:
+    return getattr(arch, "name", None) == "tile"
+
+
+def _tilex_agents(arch: Any) -> bool:
+    """A hart of the tile architecture, or one of its engines (agents without an architecture)."""
+    return arch is None or getattr(arch, "name", None) == "tile"
+
+
 MODELS: dict[str, Callable[[], ModelInfo]] = {
     "inorder": lambda: ModelInfo(
         "inorder", "a classic five-stage in-order pipeline (IF ID EX MEM WB, full forwarding): load-use and "
@@ -98,6 +113,11 @@ MODELS: dict[str, Callable[[], ModelInfo]] = {
                   "instruction FIFO, MOP/replay expansion and wait gate, the backend units shared by the threads",
         _tile, "Tensix tiles (tensix-tile, tensix-tile-wh)", _tensix_params(), "tessera_cycles.tensix:TensixTile",
         _tile_agents),
+    "tile": lambda: ModelInfo(
+        "tile", "the tile extension (tile.md 9.3, 9.6): in-order RISC-V harts, each thread's LSU, TMA, MMA and "
+                "ALU engines (busy by bandwidth, completing in order after their latency), t_wait and "
+                "mbarrier waits", _tilex, "the tile architecture (tile)", _tilex_params(),
+        "tessera_cycles.tilex:TileCycles", _tilex_agents),
 }
 
 

@@ -17,6 +17,8 @@ def render(report: dict[str, Any]) -> Any:
     """The report as rich renderables: one table of agents, one of caches and predictors."""
     if "core" in report:
         return _render_barrel(report)
+    if report.get("model") == "tile":
+        return _render_engines(report)
     if "units" in report:
         return _render_tile(report)
     from rich.table import Table
@@ -107,3 +109,28 @@ def _render_tile(report: dict[str, Any]) -> Any:
         units.add_row(name, f"{rep['instructions']:,}", f"{rep['busy']:,}", f"{rep['utilisation']:.1%}")
     note = ", ".join(f"{k}={v}" for k, v in report["params"].items())
     return cores, threads, units, f"parameters: {note}"
+
+
+def _render_engines(report: dict[str, Any]) -> Any:
+    """The tile model's report: each hart's pipeline stalls (``tile``: waiting for its
+    engines), each engine's operations, busy and queued cycles."""
+    from rich.table import Table
+
+    harts = Table(title=f"cycles: {report['model']} model, clock {report['clock']:,}; stall cycles by cause",
+                  title_justify="left")
+    causes = ("data", "branch", "jump", "icache", "dcache", "tile")
+    heads = {**HEADS, "tile": "tile"}
+    for col in ("hart", "instr", "cycles", "CPI", *(heads[c] for c in causes)):
+        harts.add_column(col, justify="left" if col == "hart" else "right")
+    for name, rep in report["agents"].items():
+        stalls = rep["stalls"]
+        harts.add_row(name, f"{rep['instructions']:,}", f"{rep['cycles']:,}", f"{rep['cpi']:.3f}",
+                      *(f"{stalls.get(c, 0):,}" for c in causes))
+    engines = Table(title="tile engines", title_justify="left")
+    for col in ("engine", "ops", "busy", "queued", "done at", "busy %"):
+        engines.add_column(col, justify="left" if col == "engine" else "right")
+    for name, rep in report["units"].items():
+        engines.add_row(name, f"{rep['instructions']:,}", f"{rep['busy']:,}", f"{rep.get('queued', 0):,}",
+                        f"{rep.get('done_at', 0):,}", f"{rep['utilisation']:.1%}")
+    note = ", ".join(f"{k}={v}" for k, v in report["params"].items())
+    return harts, engines, f"parameters: {note}"
