@@ -17,22 +17,46 @@ until what it reads changes.  Which cores are polling is found out, not declared
   RAM), the wall clock and the device loads that have no side effects (a device's
   ``pure_read``: the Tensix semaphores, a mailbox's status; a mailbox load pops);
 * a jump to itself (``j .``) parks the core for good: nothing it reads can change;
-* after ``PROBE_LENGTH`` instructions that only computed and loaded from at most
-  ``MAX_WORDS`` such words (and perhaps the wall clock), the core parks until one of
-  those words changes (a probe that has seen only clock reads looks on up to
-  ``DELAY_LENGTH``: RISCV B's poll sits between long delays).  The wall clock is left out of that condition, so a poll whose
-  only exit is a timeout waits for the memory instead (documented in docs/tensix.md);
-  a loop that reads nothing but the clock (a delay) is never parked.
+* the core parks until a word it read changes only when its polling is provably a loop
+  without progress: it comes back to a *loop head* (the target of a backward branch or
+  jump: every loop has one) in the state of an earlier visit in this probe — the same pc
+  and the same value in every register — having loaded at least one word in between,
+  all its loads in between having read the words' present values (a word that reads
+  otherwise than before makes the probe forget the visits so far).  The core is
+  deterministic, so with memory unchanged it would go round that loop for ever: parking
+  changes nothing it will do.  A loop that makes progress never repeats its state — a
+  counter, a moving index, a pointer chase over changing addresses — so a finite loop
+  that re-reads the same few words (at most ``MAX_WORDS``) is never parked, however long
+  it runs;
+* the wall clock is left out of that condition: the probe follows which registers hold
+  a value computed from a wall-clock load (loaded from the clock or from an address
+  computed from such a register, or the result of arithmetic on one; a constant, a link
+  address or anything else written to a register clears it) and compares only the
+  others, an earlier visit's clock registers having to be among this visit's (a probe
+  that begins inside a delay sees some of them only from the next round on).  From the
+  repeated state, the other registers go the same way as the round before until a
+  branch, jump or load address depends on a clock register, so RISCV B's poll, whose
+  every round reads the clock for its delay, still parks; the price is the choice
+  documented in docs/tensix.md: with memory unchanged such a loop could end only through
+  a decision on a clock value (a timeout), and it waits for the memory instead.  A loop
+  round that loaded no word (a delay on the clock alone) is not a poll and never parks
+  the core;
+* a probe ends (the core runs on, probed less often) after ``PROBE_LENGTH``
+  instructions without such a repeat, or ``DELAY_LENGTH`` while the core keeps reading
+  the wall clock (RISCV B's poll sits between long delays); one that has seen no load
+  at all after ``QUIET_LENGTH`` instructions ends at once (computing).
 
 Parking is architecturally invisible: the core is where its last probed instruction
-left it and continues from there once woken; a snapshot holds the condition as plain
-data.  The tile checks the parked conditions after every slice of any of its agents
-(:meth:`Polls.recheck`: a few reads each), since only an agent's slice can change
-memory.  The ``park_polls`` setting turns all of this off.
+left it (the loop head) and continues from there once woken; a snapshot holds the
+condition as plain data, and the probe's own state (its reads, loop heads, clock
+registers) is plain data on the core.  The tile checks the parked conditions after every
+slice of any of its agents (:meth:`Polls.recheck`: a few reads each), since only an
+agent's slice can change memory.  The ``park_polls`` setting turns all of this off.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from tessera.engine import RUNNABLE
@@ -43,12 +67,12 @@ from tessera_tensix.tile import memmap
 #: that finds work, up to ``MAX_PROBE_AFTER``; back to the start when it parks)
 PROBE_AFTER = 256
 MAX_PROBE_AFTER = 1 << 14
-#: instructions of computing and polling that make a probe park the core; a probe that has
-#: seen only wall-clock reads so far (a delay, perhaps inside a poll) goes on to ``DELAY_LENGTH``
+#: instructions a probe looks for a loop without progress; one that read the wall clock in
+#: its last ``PROBE_LENGTH`` instructions (a delay, perhaps inside a poll) goes on to ``DELAY_LENGTH``
 PROBE_LENGTH = 512
+DELAY_LENGTH = 4096
 #: a probe that has seen no load at all after this many instructions ends at once
 QUIET_LENGTH = 64
-DELAY_LENGTH = 4096
 #: distinct RAM words a poll may read
 MAX_WORDS = 16
 LOADS = {"lb": 1, "lbu": 1, "lh": 2, "lhu": 2, "lw": 4}
@@ -109,26 +133,53 @@ class Polls:
 def start(hart: Any) -> None:
     """Begin probing ``hart`` (its probe state is plain data on it: a snapshot keeps it, and a
     run cut by a budget in the middle of a probe goes on with the same probe)."""
-    hart.probe_reads = {}
-    hart.probe_clock = False
+    hart.probe_reads = {}      # (address, size) -> the value last read there
+    hart.probe_clock = False   # has the probe read the wall clock?
     hart.probe_used = 0
     hart.unprobed = 0
+    hart.probe_loads = 0       # loads of words (not the clock) so far
+    hart.probe_clock_at = -1   # probe_used at the latest wall-clock read
+    hart.probe_taint = 0       # bit i: x[i] holds a value computed from a wall-clock read
+    #: loop head pc -> its visits' clock registers -> the other registers' values -> probe_loads
+    #: at the first such visit
+    hart.probe_heads = {}
 
 
 def _end(hart: Any, *, busy: bool) -> None:
     hart.probe_reads = None
+    hart.probe_heads = None
     hart.probe_after = min(2 * hart.probe_after, MAX_PROBE_AFTER) if busy else PROBE_AFTER
+
+
+def _taint(ins: Any, mnemonic: str, taint: int, clock: bool) -> int:
+    """The clock registers (a bit mask) after ``ins`` runs: its destination holds a value
+    computed from the wall clock if it loads the clock or any of its sources is such a
+    register (a link address or a constant is not)."""
+    rd = getattr(ins, "rd", None)
+    if not rd:
+        return taint
+    if clock:
+        derived = True
+    elif mnemonic in ("jal", "jalr", "lui", "auipc"):
+        derived = False
+    else:
+        rs1, rs2 = getattr(ins, "rs1", None), getattr(ins, "rs2", None)
+        derived = bool((rs1 is not None and taint >> rs1 & 1) or (rs2 is not None and taint >> rs2 & 1))
+    return taint | (1 << rd) if derived else taint & ~(1 << rd)
 
 
 def probe(hart: Any, room: int, cycle_limit: float) -> int:
     """Go on probing ``hart`` for at most ``room`` steps; the steps used.  The probe ends when
-    the core does something (it runs on, probed less often) or when it parks."""
+    the core does something (it runs on, probed less often), when it has looked long enough
+    without finding a loop that makes no progress (the same), or when it parks."""
     from tessera_riscv import RiscvHart
 
     space = hart.space
     filler = hart.machine.decode_filler(hart.arch, space)
     cache = filler.cache
     reads: dict[tuple[int, int], int] = hart.probe_reads
+    heads = _heads(hart)
+    x = hart.x
     used = 0
     while used < room and hart.status == RUNNABLE and not hart.yielded:
         pc = hart.pc
@@ -139,20 +190,20 @@ def probe(hart: Any, room: int, cycle_limit: float) -> int:
             return used
         mnemonic = ins.mnemonic
         size = LOADS.get(mnemonic)
-        if size is not None:
-            address = (hart.x[ins.rs1] + ins.imm) & MASK32
-            if address in WALL_CLOCK:
-                hart.probe_clock = True
-            elif (address & (size - 1)) or not _pure(space.region_at(address), address, size):
-                _end(hart, busy=True)
-                return used
-        elif mnemonic not in PURE:
+        address = (x[ins.rs1] + ins.imm) & MASK32 if size is not None else -1
+        clock = address in WALL_CLOCK
+        if size is not None and not clock and (
+                (address & (size - 1)) or not _pure(space.region_at(address), address, size)):
             _end(hart, busy=True)
             return used
-        elif mnemonic == "jal" and ins.rd == 0 and ins.target == pc:
+        if size is None and mnemonic not in PURE:
+            _end(hart, busy=True)
+            return used
+        if mnemonic == "jal" and ins.rd == 0 and ins.target == pc:
             _end(hart, busy=False)
             _park(hart, (), forever=True, reason=f"nothing: it loops forever at {pc:#x} (j .)")
             return used
+        taint = _taint(ins, mnemonic, hart.probe_taint, clock) if hart.probe_taint or clock else 0
         traps = hart.traps
         k = RiscvHart.run_slice(hart, 1, cycle_limit)   # one step, without probing again
         if k == 0 and hart.status == RUNNABLE and hart.traps == traps:   # a slice break (an
@@ -162,30 +213,88 @@ def probe(hart: Any, room: int, cycle_limit: float) -> int:
         if k == 0 or hart.traps != traps:
             _end(hart, busy=True)
             return used
-        if size is not None and address not in WALL_CLOCK:
-            reads[(address, size)] = peek(space, address, size)
-            if len(reads) > MAX_WORDS:
-                _end(hart, busy=True)
-                return used
+        hart.probe_taint = taint
+        if clock:
+            hart.probe_clock = True
+            hart.probe_clock_at = hart.probe_used
+        elif size is not None and not _read(hart, reads, heads, address, size):
+            _end(hart, busy=True)   # too many words: not a poll
+            return used
+        if hart.pc <= pc and _repeats(hart, heads, taint):
+            _park_on(hart, reads)
+            return used
         if hart.probe_used >= QUIET_LENGTH and not reads and not hart.probe_clock:
             _end(hart, busy=True)   # no load at all: computing, which a poll never is
             return used
         if hart.probe_used >= PROBE_LENGTH:
-            if not reads:
-                if hart.probe_clock and hart.probe_used < DELAY_LENGTH:   # a delay: inside a poll?
-                    continue
-                _end(hart, busy=True)   # computing, or a delay on the wall clock alone: it ends
-                return used
-            words = tuple((a, s, v) for (a, s), v in sorted(reads.items()))
-            shown = ", ".join(f"{a:#x} (= {v:#x})" for a, _, v in words[:4])
-            more = f" and {len(words) - 4} more" if len(words) > 4 else ""
-            also = " and the wall clock" if hart.probe_clock else ""
-            _end(hart, busy=False)
-            _park(hart, words, forever=False,
-                  reason=f"memory at {shown}{more} to change: it polls them{also} at pc {hart.pc:#x} "
-                         f"without storing anything")
+            if hart.probe_used < DELAY_LENGTH and hart.probe_used - hart.probe_clock_at <= PROBE_LENGTH:
+                continue   # still reading the clock: a delay, perhaps inside a poll
+            _end(hart, busy=True)   # no loop without progress: computing (perhaps re-reading words)
             return used
     return used
+
+
+def _heads(hart: Any) -> dict[int, dict[int, dict[Any, int]]]:
+    """The probe's loop heads (for a probe begun before they were kept: none yet)."""
+    heads = getattr(hart, "probe_heads", None)
+    if heads is None:
+        hart.probe_loads, hart.probe_clock_at, hart.probe_taint = 0, -1, 0
+        heads = hart.probe_heads = {}
+    return heads
+
+
+def _read(hart: Any, reads: dict[tuple[int, int], int], heads: dict[int, dict[int, dict[Any, int]]],
+          address: int, size: int) -> bool:
+    """Note the probed core's load of a word; false when it has read more than ``MAX_WORDS``.
+    A word that reads otherwise than before forgets the loop heads seen: they saw other memory."""
+    value = peek(hart.space, address, size)
+    if reads.get((address, size), value) != value:
+        heads.clear()
+    reads[(address, size)] = value
+    hart.probe_loads += 1
+    return len(reads) <= MAX_WORDS
+
+
+def _repeats(hart: Any, heads: dict[int, dict[int, dict[Any, int]]], taint: int) -> bool:
+    """Is the probed core, at a loop head, in the state of an earlier visit, with a load of a
+    word in between?  States are compared outside the clock registers (``taint``); an earlier
+    visit whose clock registers were fewer counts too, compared outside this one's (a probe
+    that begins inside a delay sees some clock registers only from the next round on)."""
+    x, loads = hart.x, hart.probe_loads
+    masks = heads.setdefault(hart.pc, {})   # clock registers -> the other registers' values -> loads
+    if taint not in masks:
+        table = masks[taint] = {}
+        for mask, seen in list(masks.items()):
+            if mask != taint and not mask & ~taint:   # fewer clock registers: compare outside ours
+                keep = [j for j, i in enumerate(_outside(mask)) if not taint >> i & 1]
+                for values, first in seen.items():
+                    key = tuple(values[j] for j in keep)
+                    table[key] = min(first, table.get(key, first))
+    repeated = False
+    for mask, table in masks.items():
+        if not taint & ~mask:   # record this visit for every visit to come with as many clock registers
+            values = tuple(x) if not mask else tuple(x[i] for i in _outside(mask))
+            first = table.setdefault(values, loads)
+            repeated |= mask == taint and first < loads
+    return repeated
+
+
+@cache
+def _outside(mask: int) -> tuple[int, ...]:
+    """The registers a loop-head state compares: those not in the clock registers ``mask``."""
+    return tuple(i for i in range(32) if not mask >> i & 1)
+
+
+def _park_on(hart: Any, reads: dict[tuple[int, int], int]) -> None:
+    """Park ``hart``, at a loop head it came back to unchanged, until a word it read changes."""
+    words = tuple((a, s, v) for (a, s), v in sorted(reads.items()))
+    shown = ", ".join(f"{a:#x} (= {v:#x})" for a, _, v in words[:4])
+    more = f" and {len(words) - 4} more" if len(words) > 4 else ""
+    also = " and the wall clock" if hart.probe_clock else ""
+    _end(hart, busy=False)
+    _park(hart, words, forever=False,
+          reason=f"memory at {shown}{more} to change: it polls them{also} at pc {hart.pc:#x} "
+                 f"without storing anything")
 
 
 def turn_ends(agent: Any, used: int, cycle_limit: float) -> bool:
