@@ -124,13 +124,12 @@ ECALL_EXIT = 93
 #: in a run of seconds comes near it)
 UNWRITTEN = 0xDEAD_BEEF
 
-#: settings a suite's run starts from (``config`` may override them).  The tile parks a
-#: core that only loads and computes for a while (tessera_tensix.tile.polls) until a word
-#: it read changes: right for the barrier's spin, wrong for rv_load_indep and
-#: rv_load_stack, whose timed loops re-read the same few words and store nothing -- parked
-#: for good, a deadlock.  So riscv-r runs every spin (steps, no timed cycles: the tensix
-#: model gives a poll's spinning back); the other suites park, and the barrier ends with a
-#: store so a probe of the parker that began in the spin ends there, before a timed loop.
+#: settings a suite's run starts from (``config`` may override them).  riscv-r's timed
+#: loops re-read a few words and store nothing: the tile's poll probe
+#: (tessera_tensix.tile.polls) steps them one by one each time before it concludes they make
+#: progress, so riscv-r runs faster without parking (the tensix model gives a poll's
+#: spinning back either way: the results are the same); the other suites park, and the
+#: barrier ends with a store so a probe of the parker that began in the spin ends there.
 RUN_SETTINGS: dict[str, dict[str, Any]] = {"riscv-r": {"park_polls": False}}
 
 
