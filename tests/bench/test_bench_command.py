@@ -21,7 +21,7 @@ HAVE_RISCEMU = importlib.util.find_spec("riscemu") is not None
 SCALAR = ("phoenix", "rv32")
 REPOSITORY = ("phoenix", "phoenix-threads", "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "llk-matmul",
               "hooks", "tracing", "tracing-mark", "faults-fastforward", "faults-scaling", "faults-armed", "cycles-inorder",
-              "startup")
+              "cycles-tensix", "cycles-silicon", "startup")
 
 
 def assert_rates_consistent(entry):
@@ -34,7 +34,7 @@ def test_the_workload_names_are_what_the_installed_plugins_offer():
     assert tuple(offered_workloads(PluginHost())) == REPOSITORY
     assert tuple(offered_workloads(PluginHost(disabled=["phoenix", "trace"]))) == (
         "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "llk-matmul", "hooks", "faults-fastforward",
-        "faults-scaling", "faults-armed", "cycles-inorder", "startup")
+        "faults-scaling", "faults-armed", "cycles-inorder", "cycles-tensix", "cycles-silicon", "startup")
     assert tuple(offered_workloads(PluginHost(load_entry_points=False, use_environment=False))) == ("startup",)
 
 
@@ -104,7 +104,8 @@ def test_the_environment_can_disable_a_plugin_too(bench, monkeypatch):
     assert run.code == 2 and run.out == ""
     assert run.err == ("tessera: usage error: Invalid value for --only: unknown workload 'phoenix' "
                        "(choose from tile-harts, rv32, mark, riscemu, sfpu, matmul, llk-matmul, hooks, tracing, tracing-mark, "
-                       "faults-fastforward, faults-scaling, faults-armed, cycles-inorder, startup) "
+                       "faults-fastforward, faults-scaling, faults-armed, cycles-inorder, cycles-tensix, cycles-silicon, "
+                       "startup) "
                        "(see 'tessera bench --help')\n")
 
 
@@ -121,7 +122,8 @@ def test_without_the_riscv_plugin_its_program_and_the_peer_are_missing_with_note
                                                           "text-tracing",
                                                           "mark-text-tracing", "faults-fastforward", "faults-scaling",
                                                           "faults-dask", "faults-armed", "faults-fired",
-                                                          "cycles-inorder", "startup-version"}
+                                                          "cycles-inorder", "cycles-tensix", "cycles-silicon",
+                                                          "startup-version"}
 
 
 def test_the_help_lists_the_workloads_the_environment_enables():
@@ -130,12 +132,12 @@ def test_the_help_lists_the_workloads_the_environment_enables():
     full = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
     # click wraps long help lines, also after a hyphen inside a name ("tracing-" / "mark")
     assert ("phoenix, phoenix-threads, tile-harts, rv32, mark, riscemu, sfpu, matmul, llk-matmul, hooks, tracing, "
-            "tracing-mark, faults-fastforward, faults-scaling, faults-armed, cycles-inorder, "
-            "startup." in " ".join(full.split()).replace("- ", "-"))
+            "tracing-mark, faults-fastforward, faults-scaling, faults-armed, cycles-inorder, cycles-tensix, "
+            "cycles-silicon, startup." in " ".join(full.split()).replace("- ", "-"))
     env["TESSERA_DISABLE_PLUGINS"] = "phoenix,tensix"
     fewer = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
     assert ("separated): tile-harts, rv32, mark, riscemu, hooks, tracing, tracing-mark, faults-fastforward, "
-            "faults-scaling, faults-armed, cycles-inorder, startup."
+            "faults-scaling, faults-armed, cycles-inorder, cycles-tensix, cycles-silicon, startup."
             in " ".join(fewer.split()).replace("- ", "-"))
 
 

@@ -23,11 +23,11 @@ KERNEL_DERIVED = {"ms_per_run", "load_ms_per_run", "riscv_per_second", "riscv_pe
                   "warm_over_rv32"}
 WORKLOADS = ["phoenix", "phoenix-threads", "tile-harts", "rv32", "mark", "riscemu", "sfpu", "matmul", "llk-matmul",
              "hooks", "tracing", "tracing-mark", "faults-fastforward", "faults-scaling", "faults-armed", "cycles-inorder",
-             "startup"]
+             "cycles-tensix", "cycles-silicon", "startup"]
 TARGETS = ["phoenix-vs-riscemu", "phoenix-threads", "rv32-vs-riscemu", "mark-fast-over-step", "mark-steady", "sfpu",
            "matmul-mvmul", "matmul-wolfpine", "llk-matmul-riscv", "idle-hooks", "text-tracing", "mark-text-tracing",
            "faults-fastforward", "faults-scaling", "faults-dask", "faults-armed", "faults-fired", "cycles-inorder",
-           "startup-version",
+           "cycles-tensix", "cycles-silicon", "startup-version",
            "startup-run"]
 
 
