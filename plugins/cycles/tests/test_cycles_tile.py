@@ -174,3 +174,37 @@ def test_the_timeline_needs_the_tensix_model(tmp_path, capsys):
         main(["run", str(source), "--arch", "tensix-tile", "--cycles-trace", str(tmp_path / "x.json")])
     assert exit_.value.code == 64
     assert "--cycles-trace needs the tensix cycle model" in capsys.readouterr().err
+
+
+def test_the_timeline_as_a_value_change_dump(tmp_path, capsys):
+    pytest.importorskip("vcd", reason="VCD output needs pyvcd (pip install 'tessera-cycles[vcd]')")
+    from tessera.cli.main import main
+
+    source = tmp_path / "mm.s"
+    source.write_text(example("matmul").source)
+    out = tmp_path / "tl.vcd"
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", str(source), "--arch", "tensix-tile", "--cycles", "tensix", "--cycles-trace", str(out)])
+    assert exit_.value.code == 0
+    text = out.read_text()
+    header, _, body = text.partition("$enddefinitions $end")
+    ids = {}
+    for line in header.splitlines():   # $var wire 1 ! busy $end, inside $scope module MATH
+        parts = line.split()
+        if parts[:1] == ["$scope"]:
+            scope = parts[2]
+        elif parts[:1] == ["$var"]:
+            ids[scope, parts[4]] = parts[3]
+    math_busy = ids["MATH", "busy"]
+    times, changes, now = [], [], 0
+    for line in body.split():
+        if line.startswith("#"):
+            now = int(line[1:])
+            times.append(now)
+        elif line.endswith(math_busy) and line[0] in "01" and len(line) == 1 + len(math_busy):
+            changes.append((now, int(line[0])))
+    assert times == sorted(times)                   # time only moves forward
+    assert (1 in {v for _t, v in changes}) and changes[-1][1] == 0   # the matrix unit worked, then idled
+    fifo_values = [int(line[1:].split()[0], 2) for line in body.splitlines()
+                   if line.startswith("b") and line.split()[1] == ids["t1", "fifo"]]
+    assert fifo_values and max(fifo_values) <= 30 and fifo_values[-1] == 0

@@ -35,8 +35,8 @@ def options() -> list[click.Option]:
                      metavar="[FILE]", help="When the run ends, say where the time went: a table on stderr, "
                                             "or JSON written to FILE."),
         click.Option(["--cycles-trace", "cycles_trace"], default=None, metavar="FILE",
-                     help="Write the tensix model's timeline to FILE (Perfetto JSON): each unit's busy spans, "
-                          "FIFO occupancy and IPC counters, in model cycles."),
+                     help="Write the tensix model's timeline to FILE (Perfetto JSON; a .vcd file: a value "
+                          "change dump): each unit's busy spans, FIFO occupancy and IPC counters, in model cycles."),
     ]
 
 
@@ -70,6 +70,12 @@ def configure(machine: Any, values: dict[str, Any]) -> None:
             raise ConfigError("--cycles-trace needs the tensix cycle model (--cycles tensix); the other models "
                               "have no timeline yet")
         _writable("--cycles-trace", trace)
+        if trace.lower().endswith(".vcd"):
+            import importlib.util
+
+            if importlib.util.find_spec("vcd") is None:
+                raise ConfigError(f"--cycles-trace {trace}: VCD output needs pyvcd "
+                                  "(pip install 'tessera-cycles[vcd]')")
         from tessera_cycles.tensix_model import Timeline
 
         model.tile.timeline = Timeline()
@@ -81,12 +87,12 @@ def write_report(machine: Any) -> None:
     trace = TRACES.get(machine)
     if trace is not None:
         from tessera_cycles.live import model_of
-        from tessera_cycles.timeline import write_perfetto
+        from tessera_cycles.timeline import write
 
         model = model_of(machine)
         if model is not None and model.tile.timeline is not None:
             try:
-                write_perfetto(model.tile.timeline, trace)
+                write(model.tile.timeline, trace)
             except OSError as exc:
                 raise ConfigError(f"cannot write {trace}: {exc.strerror or exc}") from None
     path = REPORTS.get(machine)

@@ -13,6 +13,12 @@ whose tracks follow each agent's own instruction clock:
   cycles, divided by the window (the backend's issue rate per thread).
 
 One event per line, so the file stays readable by line-oriented tools.
+
+A ``FILE`` ending in ``.vcd`` gets the same timeline as a value change dump
+(:func:`write_vcd`, with pyvcd: ``pip install tessera-cycles[vcd]``) for a waveform
+viewer (GTKWave, Surfer): per unit a 1-bit ``busy`` and an integer ``thread`` (the thread
+whose instruction keeps it busy), per thread an integer ``fifo``; one time unit is one
+cycle.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import json
 from collections import Counter
 from typing import Any
 
-__all__ = ["WINDOW", "write_perfetto"]
+__all__ = ["WINDOW", "write", "write_perfetto", "write_vcd"]
 
 #: cycles per point of the IPC counters
 WINDOW = 64
@@ -68,3 +74,36 @@ def write_perfetto(timeline: Any, path: str) -> None:
                  '(1 us on the timeline = 1 cycle)"},"traceEvents":[\n')
         fh.write(",\n".join(lines))
         fh.write("\n]}\n")
+
+
+def write_vcd(timeline: Any, path: str) -> None:
+    """Write ``timeline`` to ``path`` as a value change dump (needs pyvcd)."""
+    from vcd import VCDWriter
+
+    changes: list[tuple[int, int, str, str, int]] = []   # (time, order, scope, signal, value)
+    units = sorted({unit for unit, *_rest in timeline.spans})
+    for unit, start, cycles, thread, _m in timeline.spans:
+        changes.append((start + cycles, 0, unit, "busy", 0))   # ends before a span starting then
+        changes.append((start, 1, unit, "busy", 1))
+        changes.append((start, 1, unit, "thread", thread))
+    level: Counter[int] = Counter()
+    for t, delta, th in sorted([(t, 1, th) for th, t in timeline.pushes] + [(t, -1, th) for th, t in timeline.passes]):
+        level[th] += delta
+        changes.append((t, 2, f"t{th}", "fifo", level[th]))
+    changes.sort(key=lambda c: (c[0], c[1]))
+    with open(path, "w", encoding="utf-8") as fh, VCDWriter(fh, timescale="1 ns", comment="tessera-cycles: tensix "
+                                                             "model time, one time unit = one cycle") as writer:
+        signals = {}
+        for unit in units:
+            signals[unit, "busy"] = writer.register_var(f"tensix.units.{unit}", "busy", "wire", size=1, init=0)
+            signals[unit, "thread"] = writer.register_var(f"tensix.units.{unit}", "thread", "integer", size=2, init=0)
+        for th in range(3):
+            signals[f"t{th}", "fifo"] = writer.register_var(f"tensix.threads.t{th}", "fifo", "integer", size=8,
+                                                            init=0)
+        for t, _order, scope, name, value in changes:
+            writer.change(signals[scope, name], t, value)
+
+
+def write(timeline: Any, path: str) -> None:
+    """``--cycles-trace``: VCD for a ``.vcd`` file, Perfetto JSON otherwise."""
+    (write_vcd if path.lower().endswith(".vcd") else write_perfetto)(timeline, path)
