@@ -208,3 +208,23 @@ def test_the_timeline_as_a_value_change_dump(tmp_path, capsys):
     fifo_values = [int(line[1:].split()[0], 2) for line in body.splitlines()
                    if line.startswith("b") and line.split()[1] == ids["t1", "fifo"]]
     assert fifo_values and max(fifo_values) <= 30 and fifo_values[-1] == 0
+
+
+def test_the_coprocessor_alone_runs_under_the_model_too():
+    """Direct mode (architecture ``tensix``): no cores, the threads fetch their own words;
+    the gates and the shared units are timed, and the example's check still passes."""
+    from tessera_tensix.arch import TENSIX_BH
+
+    ex = next(e for e in TENSIX_BH.examples if e.name == "matmul")
+    m = Machine(TENSIX_BH, host=host(), config={"cycles": "auto"})
+    program = assemble(m.arch, ex.source, base=ex.load_address)
+    for address, blob in program.segments:
+        m.space.write_bytes(address, blob, force=True)
+    m.symbols.update(program.symbols)      # the threads' sections and MOP configurations
+    m.set_entry(program.entry if program.entry is not None else ex.load_address)
+    result = m.run(max_steps=ex.max_steps)
+    assert result.reason == "halted" and ex.check(m, result) is None
+    rep = tessera_cycles.report(m)
+    assert rep["model"] == "tensix" and set(rep["agents"]) == {"t0", "t1", "t2"}
+    assert rep["units"]["MATH"]["instructions"] >= 64       # the MOP's and replay's MVMULs
+    assert rep["clock"] == max(a["cycles"] for a in rep["agents"].values())

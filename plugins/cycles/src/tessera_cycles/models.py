@@ -111,7 +111,7 @@ MODELS: dict[str, Callable[[], ModelInfo]] = {
     "tensix": lambda: ModelInfo(
         "tensix", "a Tensix tile: baby RISC-V cores (scoreboard, L1 and local-RAM latencies), each thread's "
                   "instruction FIFO, MOP/replay expansion and wait gate, the backend units shared by the threads",
-        _tile, "Tensix tiles (tensix-tile, tensix-tile-wh)", _tensix_params(), "tessera_cycles.tensix:TensixTile",
+        _tile, "Tensix tiles (tensix-tile, tensix-tile-wh) and the coprocessor alone (tensix, tensix-wh)", _tensix_params(), "tessera_cycles.tensix:TensixTile",
         _tile_agents),
     "tile": lambda: ModelInfo(
         "tile", "the tile extension (tile.md 9.3, 9.6): in-order RISC-V harts, each thread's LSU, TMA, MMA and "

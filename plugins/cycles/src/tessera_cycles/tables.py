@@ -108,6 +108,8 @@ def _render_tile(report: dict[str, Any]) -> Any:
     for name, rep in report["units"].items():
         units.add_row(name, f"{rep['instructions']:,}", f"{rep['busy']:,}", f"{rep['utilisation']:.1%}")
     note = ", ".join(f"{k}={v}" for k, v in report["params"].items())
+    if not cores.row_count:   # the coprocessor alone (direct mode): no baby cores
+        return threads, units, f"parameters: {note}"
     return cores, threads, units, f"parameters: {note}"
 
 

@@ -45,8 +45,9 @@ READ = 0  # tessera.memory.watch.READ; journal entries are (kind, address, size,
 
 
 def applies(arch: Any) -> bool:
-    """The machine's architecture is a tile."""
-    return getattr(arch, "name", None) in TILES
+    """The machine's architecture is a tile, or the coprocessor alone (direct mode: its
+    threads fetch their own words, so only the gates and the shared units are timed)."""
+    return getattr(arch, "name", None) in TILES + THREAD_ARCHS
 
 
 def covers(arch: Any) -> bool:
