@@ -263,3 +263,46 @@ def test_a_snapshot_keeps_the_models_counts():
     restored.run(max_steps=100_000)
     assert tessera_cycles.report(restored) == tessera_cycles.report(whole)
     assert restored.clock == whole.clock > 1200
+
+
+def test_the_inorder_counters_as_a_perfetto_trace(tmp_path, capsys, monkeypatch):
+    """--cycles-trace with the in-order model: IPC, cache-miss and misprediction counters
+    per hart; the misses over all intervals add up to the report's."""
+    import os
+
+    from tessera.cli.main import main
+
+    for key in list(os.environ):
+        if key.startswith("TESSERA_") and key != "TESSERA_ENGINE":
+            monkeypatch.delenv(key)
+    source = tmp_path / "stride.s"
+    source.write_text("""
+        li   t0, 2000
+        li   t1, 0x20000
+    loop:
+        lw   t2, 0(t1)
+        addi t1, t1, 64          # a new 32-byte line every load: every load misses
+        mul  t2, t2, t0
+        addi t0, t0, -1
+        bnez t0, loop
+        li   a0, 0
+    """ + EXIT)
+    out, rep_path = tmp_path / "counters.json", tmp_path / "report.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", str(source), "--arch", "rv32im", "--cycles", "inorder", "--cycles-trace", str(out),
+              "--cycles-report", str(rep_path)])
+    assert exit_.value.code == 0
+    events = json.loads(out.read_text())["traceEvents"]
+    rep = json.loads(rep_path.read_text())["agents"]["hart0"]
+    series: dict[str, list[dict]] = {}
+    for e in events:
+        if e["ph"] == "C":
+            series.setdefault(e["name"], []).append(e)
+    assert set(series) == {"ipc hart0", "I$ misses hart0", "D$ misses hart0", "mispredictions hart0"}
+    assert sum(e["args"]["per interval"] for e in series["D$ misses hart0"]) == rep["dcache"]["misses"] >= 2000
+    assert sum(e["args"]["per interval"] for e in series["mispredictions hart0"]) == \
+        rep["predictor"]["mispredictions"]
+    ipcs = [e["args"]["ipc"] for e in series["ipc hart0"]]
+    assert len(ipcs) >= 10000 // 256 and all(0 < x <= 1 for x in ipcs)
+    stamps = [e["ts"] for e in series["ipc hart0"]]
+    assert stamps == sorted(stamps)

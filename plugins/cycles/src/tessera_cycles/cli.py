@@ -35,8 +35,9 @@ def options() -> list[click.Option]:
                      metavar="[FILE]", help="When the run ends, say where the time went: a table on stderr, "
                                             "or JSON written to FILE."),
         click.Option(["--cycles-trace", "cycles_trace"], default=None, metavar="FILE",
-                     help="Write the tensix model's timeline to FILE (Perfetto JSON; a .vcd file: a value "
-                          "change dump): each unit's busy spans, FIFO occupancy and IPC counters, in model cycles."),
+                     help="Write the model's timeline to FILE in model cycles (Perfetto JSON): tensix — each unit's "
+                          "busy spans, FIFO occupancy and IPC counters (a .vcd file: a value change dump); "
+                          "inorder — IPC, cache-miss and misprediction counters per hart."),
     ]
 
 
@@ -66,10 +67,20 @@ def configure(machine: Any, values: dict[str, Any]) -> None:
         REPORTS[machine] = path
     trace = values.get("cycles_trace")
     if trace is not None:
-        if model is None or not hasattr(model, "tile"):
-            raise ConfigError("--cycles-trace needs the tensix cycle model (--cycles tensix); the other models "
-                              "have no timeline yet")
+        name = getattr(model, "name", None)
+        if name not in ("tensix", "inorder"):
+            raise ConfigError("--cycles-trace needs the tensix or inorder cycle model (--cycles tensix, --cycles "
+                              f"inorder){'' if name is None else f'; the {name} model has no timeline yet'}")
         _writable("--cycles-trace", trace)
+        if name == "inorder":
+            if trace.lower().endswith(".vcd"):
+                raise ConfigError(f"--cycles-trace {trace}: the inorder model's counters are written as Perfetto "
+                                  "JSON only")
+            from tessera_cycles.timeline import Samples
+
+            model.samples = Samples()
+            TRACES[machine] = trace
+            return
         if trace.lower().endswith(".vcd"):
             import importlib.util
 
@@ -90,7 +101,14 @@ def write_report(machine: Any) -> None:
         from tessera_cycles.timeline import write
 
         model = model_of(machine)
-        if model is not None and model.tile.timeline is not None:
+        if model is not None and getattr(model, "samples", None) is not None:
+            from tessera_cycles.timeline import write_samples
+
+            try:
+                write_samples(model.samples, model.pipelines, trace)
+            except OSError as exc:
+                raise ConfigError(f"cannot write {trace}: {exc.strerror or exc}") from None
+        elif model is not None and getattr(model, "tile", None) is not None and model.tile.timeline is not None:
             try:
                 write(model.tile.timeline, trace)
             except OSError as exc:

@@ -99,8 +99,27 @@ class RiscvInOrder:
 
         return [Watch(0, space.limit, journal=self.journal)] if space.name == "main" else []
 
+    #: ``--cycles-trace``: the counters sampled while the machine runs (None: not asked)
+    samples: Any = None
+
     def observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
-        """The observer of one decoded instruction (asked when it enters the decode cache)."""
+        """The observer of one decoded instruction (asked when it enters the decode cache);
+        with ``--cycles-trace``, wrapped to sample the counters (nothing added otherwise)."""
+        observe = self._observer(arch, ins)
+        samples = self.samples
+        if samples is None or observe is None:
+            return observe
+        pipelines, take = self.pipelines, samples.take
+
+        def sampled(agent: Any, ins: Any) -> None:
+            observe(agent, ins)
+            pipeline = pipelines.get(agent.name)
+            if pipeline is not None:
+                take(agent.name, pipeline)
+
+        return sampled
+
+    def _observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
         enc = ins.encoding
         kind = KINDS.get(enc.timing, "alu")
         if kind == "jump" and ins.mnemonic == "jalr":

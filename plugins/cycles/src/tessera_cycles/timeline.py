@@ -27,7 +27,7 @@ import json
 from collections import Counter
 from typing import Any
 
-__all__ = ["WINDOW", "write", "write_perfetto", "write_vcd"]
+__all__ = ["SAMPLE_EVERY", "Samples", "WINDOW", "write", "write_perfetto", "write_samples", "write_vcd"]
 
 #: cycles per point of the IPC counters
 WINDOW = 64
@@ -107,3 +107,57 @@ def write_vcd(timeline: Any, path: str) -> None:
 def write(timeline: Any, path: str) -> None:
     """``--cycles-trace``: VCD for a ``.vcd`` file, Perfetto JSON otherwise."""
     (write_vcd if path.lower().endswith(".vcd") else write_perfetto)(timeline, path)
+
+
+#: retirements of one hart between two samples of the in-order model's counters
+SAMPLE_EVERY = 256
+
+
+class Samples:
+    """The in-order model's counters, sampled per hart every :data:`SAMPLE_EVERY`
+    retirements for ``--cycles-trace``: ``(cycle, instructions, I$ misses, D$ misses,
+    mispredictions)`` — recorded only when asked (the observers are wrapped then)."""
+
+    def __init__(self) -> None:
+        self.points: dict[str, list[tuple[int, int, int, int, int]]] = {}
+        self.left: dict[str, int] = {}
+
+    def take(self, name: str, pipeline: Any) -> None:
+        """Called after each retirement of hart ``name``: a sample every SAMPLE_EVERY."""
+        left = self.left.get(name, SAMPLE_EVERY) - 1
+        if left > 0:
+            self.left[name] = left
+            return
+        self.left[name] = SAMPLE_EVERY
+        self.sample(name, pipeline)
+
+    def sample(self, name: str, pipeline: Any) -> None:
+        rep = pipeline.report()
+        self.points.setdefault(name, []).append((
+            rep["cycles"], rep["instructions"], (rep.get("icache") or {}).get("misses", 0),
+            (rep.get("dcache") or {}).get("misses", 0), (rep.get("predictor") or {}).get("mispredictions", 0)))
+
+
+def write_samples(samples: Samples, pipelines: dict[str, Any], path: str) -> None:
+    """The in-order model's counter tracks as Perfetto JSON: per hart ``ipc``, ``I$ misses``,
+    ``D$ misses`` and ``mispredictions`` per sample interval, at the interval's end cycle."""
+    for name, pipeline in pipelines.items():      # the run's last partial interval
+        samples.sample(name, pipeline)
+    out = [_event(name="process_name", ph="M", pid=COUNTERS_PID, args={"name": "counters (in-order model time)"})]
+    for name, points in sorted(samples.points.items()):
+        last = (0, 0, 0, 0, 0)
+        for point in points:
+            cycles = point[0] - last[0]
+            if cycles <= 0:
+                continue
+            out.append(_event(name=f"ipc {name}", ph="C", pid=COUNTERS_PID, ts=last[0],
+                              args={"ipc": round((point[1] - last[1]) / cycles, 4)}))
+            for label, index in (("I$ misses", 2), ("D$ misses", 3), ("mispredictions", 4)):
+                out.append(_event(name=f"{label} {name}", ph="C", pid=COUNTERS_PID, ts=last[0],
+                                  args={"per interval": point[index] - last[index]}))
+            last = point
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write('{"displayTimeUnit":"ns","otherData":{"tool":"tessera-cycles","clock":"in-order model cycles '
+                 '(1 us on the timeline = 1 cycle)"},"traceEvents":[\n')
+        fh.write(",\n".join(out))
+        fh.write("\n]}\n")
