@@ -110,3 +110,33 @@ def test_a_snapshot_keeps_the_models_counts():
     restored = Machine.restore(stopped.snapshot(), host=host())
     restored.run(max_steps=10_000)
     assert tessera_cycles.report(restored) == tessera_cycles.report(whole)
+
+
+def test_the_barrel_counters_as_a_perfetto_trace(tmp_path, capsys, monkeypatch):
+    """--cycles-trace with the barrel model: the core's IPC and cache-miss counters, adding
+    up to the report's totals (no predictor: no misprediction track)."""
+    import json
+    import os
+    from pathlib import Path
+
+    import tessera_phoenix
+    from tessera.cli.main import main
+
+    for key in list(os.environ):
+        if key.startswith("TESSERA_") and key != "TESSERA_ENGINE":
+            monkeypatch.delenv(key)
+    program = Path(tessera_phoenix.__file__).parent / "examples" / "vcopy.s"
+    out, rep_path = tmp_path / "counters.json", tmp_path / "report.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", str(program), "--arch", "phoenix", "--cycles", "barrel", "--cycles-trace", str(out),
+              "--cycles-report", str(rep_path)])
+    assert exit_.value.code == 0
+    core = json.loads(rep_path.read_text())["core"]
+    series: dict[str, list] = {}
+    for e in json.loads(out.read_text())["traceEvents"]:
+        if e["ph"] == "C":
+            series.setdefault(e["name"], []).append(e["args"])
+    assert set(series) == {"ipc core", "I$ misses core", "D$ misses core"}
+    assert sum(a["per interval"] for a in series["I$ misses core"]) == core["icache"]["misses"] > 0
+    assert sum(a["per interval"] for a in series["D$ misses core"]) == core["dcache"]["misses"]
+    assert all(0 < a["ipc"] <= 1 for a in series["ipc core"])

@@ -37,7 +37,7 @@ def options() -> list[click.Option]:
         click.Option(["--cycles-trace", "cycles_trace"], default=None, metavar="FILE",
                      help="Write the model's timeline to FILE in model cycles (Perfetto JSON): tensix — each unit's "
                           "busy spans, FIFO occupancy and IPC counters (a .vcd file: a value change dump); "
-                          "inorder — IPC, cache-miss and misprediction counters per hart."),
+                          "inorder, barrel — IPC, cache-miss and misprediction counters per hart / core."),
     ]
 
 
@@ -68,13 +68,13 @@ def configure(machine: Any, values: dict[str, Any]) -> None:
     trace = values.get("cycles_trace")
     if trace is not None:
         name = getattr(model, "name", None)
-        if name not in ("tensix", "inorder"):
-            raise ConfigError("--cycles-trace needs the tensix or inorder cycle model (--cycles tensix, --cycles "
-                              f"inorder){'' if name is None else f'; the {name} model has no timeline yet'}")
+        if name not in ("tensix", "inorder", "barrel"):
+            raise ConfigError("--cycles-trace needs the tensix, inorder or barrel cycle model (--cycles MODEL)"
+                              f"{'' if name is None else f'; the {name} model has no timeline yet'}")
         _writable("--cycles-trace", trace)
-        if name == "inorder":
+        if name in ("inorder", "barrel"):
             if trace.lower().endswith(".vcd"):
-                raise ConfigError(f"--cycles-trace {trace}: the inorder model's counters are written as Perfetto "
+                raise ConfigError(f"--cycles-trace {trace}: the {name} model's counters are written as Perfetto "
                                   "JSON only")
             from tessera_cycles.timeline import Samples
 
@@ -93,6 +93,10 @@ def configure(machine: Any, values: dict[str, Any]) -> None:
         TRACES[machine] = trace
 
 
+def name_of(model: Any) -> str:
+    return str(getattr(model, "name", ""))
+
+
 def write_report(machine: Any) -> None:
     """Print or write the report and the timeline asked for (``tessera_run_finished``)."""
     trace = TRACES.get(machine)
@@ -104,8 +108,13 @@ def write_report(machine: Any) -> None:
         if model is not None and getattr(model, "samples", None) is not None:
             from tessera_cycles.timeline import write_samples
 
+            if name_of(model) == "inorder":
+                pipelines = model.pipelines
+            else:                      # the barrel core: its threads' last retirements first
+                model.flush(machine)
+                pipelines = {"core": model.pipeline}
             try:
-                write_samples(model.samples, model.pipelines, trace)
+                write_samples(model.samples, pipelines, trace)
             except OSError as exc:
                 raise ConfigError(f"cannot write {trace}: {exc.strerror or exc}") from None
         elif model is not None and getattr(model, "tile", None) is not None and model.tile.timeline is not None:

@@ -111,6 +111,9 @@ class PhoenixBarrel:
 
         return [Watch(0, space.limit, journal=self.journal)] if space.name == "main" else []
 
+    #: ``--cycles-trace``: the core's counters sampled while the machine runs (None: not asked)
+    samples: Any = None
+
     def observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
         reads, writes = operand_uses(ins)
         kind = KINDS.get(ins.encoding.timing, "alu")
@@ -131,7 +134,16 @@ class PhoenixBarrel:
                 retire(tid, before[0], before[1], before[2], before[3], before[4], before[5], pc != before[6])
             pending[tid] = (pc, size, kind, reads, writes, accesses, after)
 
-        return observe
+        samples = self.samples
+        if samples is None:
+            return observe
+        pipeline, take = self.pipeline, samples.take
+
+        def sampled(agent: Any, ins: Any) -> None:   # --cycles-trace: the core's counters
+            observe(agent, ins)
+            take("core", pipeline)
+
+        return sampled
 
     def flush(self, machine: Any) -> None:
         """Feed each halted thread's last retirement (it redirected nothing: its thread stopped)."""

@@ -141,8 +141,12 @@ class Samples:
 def write_samples(samples: Samples, pipelines: dict[str, Any], path: str) -> None:
     """The in-order model's counter tracks as Perfetto JSON: per hart ``ipc``, ``I$ misses``,
     ``D$ misses`` and ``mispredictions`` per sample interval, at the interval's end cycle."""
+    kept = {}
     for name, pipeline in pipelines.items():      # the run's last partial interval
         samples.sample(name, pipeline)
+        rep = pipeline.report()                   # counters the model has (a barrel core: no predictor)
+        kept[name] = {2: rep.get("icache") is not None, 3: rep.get("dcache") is not None,
+                      4: rep.get("predictor") is not None}
     out = [_event(name="process_name", ph="M", pid=COUNTERS_PID, args={"name": "counters (in-order model time)"})]
     for name, points in sorted(samples.points.items()):
         last = (0, 0, 0, 0, 0)
@@ -153,6 +157,8 @@ def write_samples(samples: Samples, pipelines: dict[str, Any], path: str) -> Non
             out.append(_event(name=f"ipc {name}", ph="C", pid=COUNTERS_PID, ts=last[0],
                               args={"ipc": round((point[1] - last[1]) / cycles, 4)}))
             for label, index in (("I$ misses", 2), ("D$ misses", 3), ("mispredictions", 4)):
+                if not kept.get(name, {}).get(index, True):
+                    continue
                 out.append(_event(name=f"{label} {name}", ph="C", pid=COUNTERS_PID, ts=last[0],
                                   args={"per interval": point[index] - last[index]}))
             last = point
