@@ -8,11 +8,13 @@ both models time I and D caches, described here once.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
-__all__ = ["CACHE_DOCS", "boolean", "check_geometry", "non_negative", "positive", "power_of_two"]
+from tessera.errors import ConfigError
+
+__all__ = ["CACHE_DOCS", "boolean", "check_geometry", "non_negative", "parse", "positive", "power_of_two"]
 
 #: the cache parameters both models take (``tessera cycles list`` shows them)
 CACHE_DOCS: dict[str, str] = {
@@ -55,3 +57,17 @@ def check_geometry(params: Any) -> None:
         if size % (ways * line):
             raise ValueError(f"{cache}_size {size} is not a multiple of "
                              f"{cache}_ways * {cache}_line = {ways * line}")
+
+
+P = TypeVar("P")
+
+
+def parse(record: type[P], params: dict[str, Any]) -> P:
+    """The model's parameter record built from the ``cycles.*`` settings, or a one-line
+    configuration error: an unknown name (``TypeError``) or a value a validator refuses
+    (``ValueError``) is the user's mistake, not the model's, so it must not surface as a
+    traceback."""
+    try:
+        return record(**params)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"cycles: {exc}") from None

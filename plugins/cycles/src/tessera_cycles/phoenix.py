@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tessera.errors import ConfigError
 from tessera_cycles.live import model_state, register_model
+from tessera_cycles.params import parse
 
 __all__ = ["PhoenixBarrel"]
 
@@ -86,10 +86,7 @@ class PhoenixBarrel:
     def __init__(self, machine: Any, params: dict[str, Any]) -> None:
         from tessera_cycles.barrel import BarrelParams, BarrelPipeline
 
-        try:
-            self.params = BarrelParams(**params)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"cycles: {exc}") from None
+        self.params = parse(BarrelParams, params)
         #: the pipeline and, per thread, its retirement not yet fed (pc, size, kind, reads,
         #: writes, accesses, next pc): kept in ``machine.ext["cycles"]``, so snapshots keep them
         state = model_state(machine, self.name, {"pipeline": BarrelPipeline(self.params), "pending": {},

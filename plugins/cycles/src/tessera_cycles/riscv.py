@@ -28,8 +28,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from tessera.errors import ConfigError
 from tessera_cycles.live import model_state, register_model
+from tessera_cycles.params import parse
 
 __all__ = ["RiscvInOrder"]
 
@@ -61,10 +61,7 @@ class RiscvInOrder:
     def __init__(self, machine: Any, params: dict[str, Any]) -> None:
         from tessera_cycles.inorder import InOrderParams
 
-        try:
-            self.params = InOrderParams(**params)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"cycles: {exc}") from None
+        self.params = parse(InOrderParams, params)
         #: per hart, its pipeline: kept in the machine's extensions (``machine.ext["cycles"]``),
         #: so a snapshot keeps the counts and a restored machine's model goes on from them
         self.pipelines: dict[str, Any] = model_state(machine, self.name, {"pipelines": {}})["pipelines"]

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tessera.errors import ConfigError
 from tessera_cycles.live import model_state, register_model
+from tessera_cycles.params import parse
 
 __all__ = ["TensixTile"]
 
@@ -70,10 +70,7 @@ class TensixTile:
     def __init__(self, machine: Any, params: dict[str, Any]) -> None:
         from tessera_cycles.tensix_model import TensixParams, TileTimes
 
-        try:
-            self.params = TensixParams(**params)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"cycles: {exc}") from None
+        self.params = parse(TensixParams, params)
         #: kept in the machine's extensions, so a snapshot keeps the times
         self.tile: TileTimes = model_state(machine, self.name, {"tile": TileTimes(self.params)})["tile"]
         #: the journal watches' list: (kind, address, size, value) of every completed access

@@ -242,7 +242,6 @@ class TileTimes:
         self.src_valid = 0            # when the source banks were last made valid
         self.sem_changed = 0          # when a semaphore last changed
         self.l1_written: dict[int, int] = {}   # word -> when a core last stored it
-        self.tensix_l1_written = 0    # when a Tensix unit (packer …) last wrote L1
         self.timeline: Timeline | None = None   # --cycles-trace (not kept by snapshots)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -513,8 +512,6 @@ class TileTimes:
         elif unit == "SYNC" and mnemonic in ("ttsempost", "ttsemget", "ttseminit"):
             if end > self.sem_changed:
                 self.sem_changed = end
-        elif unit == "PACK" and end > self.tensix_l1_written:
-            self.tensix_l1_written = end
 
     def _entry_passed(self, th: ThreadTimes, gate: int) -> None:
         if th.arrivals:

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tessera.errors import ConfigError
 from tessera_cycles.live import model_state, register_model
+from tessera_cycles.params import parse
 from tessera_cycles.riscv import RiscvInOrder
 from tessera_tile.engines import CostModel
 
@@ -88,10 +88,7 @@ class TileCycles(RiscvInOrder):
         from tessera_cycles.inorder import InOrderParams
         from tessera_cycles.tile_model import TileParams, TileTimes
 
-        try:
-            tile_params = TileParams(**params)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"cycles: {exc}") from None
+        tile_params = parse(TileParams, params)
         self.params = InOrderParams(caches=tile_params.caches)
         self.tile_params = tile_params
         self.times: TileTimes = model_state(machine, self.name,
