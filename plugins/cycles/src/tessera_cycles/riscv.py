@@ -60,11 +60,16 @@ class RiscvInOrder:
 
     def __init__(self, machine: Any, params: dict[str, Any]) -> None:
         from tessera_cycles.inorder import InOrderParams
+        from tessera_cycles.inorder_batch import Instructions
 
         self.params = parse(InOrderParams, params)
         #: per hart, its pipeline: kept in the machine's extensions (``machine.ext["cycles"]``),
         #: so a snapshot keeps the counts and a restored machine's model goes on from them
-        self.pipelines: dict[str, Any] = model_state(machine, self.name, {"pipelines": {}})["pipelines"]
+        state = model_state(machine, self.name, {"pipelines": {}, "program": Instructions(self.params)})
+        self.pipelines: dict[str, Any] = state["pipelines"]
+        #: the decoded instructions the batched records name (kept with the pipelines)
+        self.program: Any = state.setdefault("program", Instructions(self.params))
+        self._sink: Callable[[Any], Any] = self._make_sink()
         #: the journal watch's list: (kind, address, size, value) of every completed data access
         self.journal: list[tuple[int, int, int, int]] = []
         self._conditions: dict[int, dict[str, Callable[[int, int], bool]]] = {}
@@ -77,19 +82,65 @@ class RiscvInOrder:
         return 1
 
     def now(self, machine: Any) -> int:
+        self.settle(machine)
         modelled = [p.cycles() for p in self.pipelines.values()]
         others = [a.cycles for a in machine.agents if a.name not in self.pipelines]
         return max([0, *modelled, *others])
 
     # ------------------------------------------------------------------ feeding the pipelines
 
+    #: feed the pipelines batched records (:mod:`tessera_cycles.inorder_batch`) rather than
+    #: one call per retirement; a model whose harts must be timed as they go (the tile
+    #: model's engines read a hart's dispatch cycle) keeps the per-retirement pipeline
+    batched = True
+
+    def batching(self) -> bool:
+        """Whether harts get batched pipelines: yes, unless ``--cycles-trace`` samples the
+        counters as the harts go (the per-retirement pipeline is sampled then)."""
+        return self.batched and self.samples is None
+
     def pipeline(self, agent: Any) -> Any:
         got = self.pipelines.get(agent.name)
         if got is None:
-            from tessera_cycles.inorder import InOrderPipeline
+            if self.batching():
+                from tessera_cycles.inorder_batch import BatchedPipeline
 
-            got = self.pipelines[agent.name] = InOrderPipeline(self.params)
+                got = BatchedPipeline(self.params, self.program, agent)
+            else:
+                from tessera_cycles.inorder import InOrderPipeline
+
+                got = InOrderPipeline(self.params)
+            self.pipelines[agent.name] = got
         return got
+
+    def settle(self, machine: Any) -> None:
+        """Time the records every batched pipeline holds (the clock or the report is read)."""
+        agents = None
+        for name, p in self.pipelines.items():
+            if getattr(p, "tokens", None):
+                if agents is None:
+                    agents = {a.name: a for a in machine.agents}
+                agent = agents.get(name)
+                p.settle(agent, self._condition_table(agent.xlen) if agent is not None else None)
+
+    def _condition_table(self, xlen: int) -> dict[str, Callable[[int, int], bool]]:
+        table = self._conditions.get(xlen)
+        if table is None:
+            table = self._conditions[xlen] = _conditions(xlen)
+        return table
+
+    def _make_sink(self) -> Callable[[Any], Any]:
+        """The one sink of every record this model asks for (one, so a compiled block
+        consults it once per call, not once per instruction)."""
+        pipelines = self.pipelines
+
+        def sink(agent: Any) -> Any:
+            p = pipelines.get(agent.name)
+            if p is None:
+                p = self.pipeline(agent)
+            return p.sink()
+
+        return sink
 
     def watches(self, space: Any) -> list[Any]:
         from tessera.memory import Watch
@@ -100,8 +151,11 @@ class RiscvInOrder:
     samples: Any = None
 
     def observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
-        """The observer of one decoded instruction (asked when it enters the decode cache);
-        with ``--cycles-trace``, wrapped to sample the counters (nothing added otherwise)."""
+        """The observer of one decoded instruction (asked when it enters the decode cache):
+        a record operation when batching (see :meth:`batching`); else a call per
+        retirement, with ``--cycles-trace`` wrapped to sample the counters."""
+        if self.batching():
+            return self._recorder(arch, ins)
         observe = self._observer(arch, ins)
         samples = self.samples
         if samples is None or observe is None:
@@ -116,7 +170,62 @@ class RiscvInOrder:
 
         return sampled
 
-    def _observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
+    def _recorder(self, arch: Any, ins: Any) -> Callable[[Any, Any], None]:
+        """The record operation of one decoded instruction (:mod:`tessera_cycles.inorder_batch`)."""
+        from tessera.engine.record import Record
+        from tessera_cycles.inorder_batch import EXPLICIT, SHAPE_SHIFT, VALUE, id_token
+
+        kind, reads, writes, dynamic = self._uses(arch, ins)
+        pc = int(ins.address)
+        target, condition = pc, None
+        if kind == "branch":
+            rs1, rs2 = ins.operands.get("rs1", 0), ins.operands.get("rs2", 0)
+            target = pc + int(ins.operands.get("boff", 0))
+            condition = (ins.mnemonic, rs1, rs2)
+        program, journal, sink = self.program, self.journal, self._sink
+        explicit = dynamic is not None or len([r for r in reads if r]) > 2 or len([w for w in writes if w]) > 1
+        base = id_token(program.add(pc, kind, () if explicit else reads, () if explicit else writes, target,
+                                    condition))
+        if explicit:
+            def uses(agent: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+                if dynamic is None:
+                    return reads, writes
+                r, w = dynamic(agent)
+                return tuple(i for f, i in r if f == "x"), tuple(i for f, i in w if f == "x")
+
+            def observe_explicit(agent: Any, ins: Any) -> None:
+                record, remember, shadows = sink(agent)
+                r, w = uses(agent)
+                record(base | program.shape(tuple(e[2] for e in journal)) << SHAPE_SHIFT | EXPLICIT)
+                for group in (r, w):
+                    remember(len(group))
+                    for register in group:
+                        remember(register)
+                for e in journal:
+                    remember(e[1])
+                    remember(e[3])
+                journal.clear()
+                shadows["x"][:] = agent.regs["x"]
+
+            return observe_explicit
+
+        def accessed(register: Any, accesses: tuple[tuple[int, int], ...]) -> int:
+            return base | program.shape(tuple(size for _w, size in accesses)) << SHAPE_SHIFT | (
+                VALUE if register is not None else 0)
+
+        def otherwise(agent: Any, changes: Any, complete: bool) -> None:
+            record, remember, _shadows = sink(agent)
+            record(base | program.shape(tuple(e[2] for e in journal)) << SHAPE_SHIFT)
+            for e in journal:
+                remember(e[1])
+                remember(e[3])
+            journal.clear()
+
+        return Record(sink, base, lambda _file, _index: base | VALUE, otherwise, journal=journal,
+                      accessed=accessed).observer()
+
+    def _uses(self, arch: Any, ins: Any) -> tuple[str, tuple[int, ...], tuple[int, ...], Any]:
+        """(kind, x sources, x destinations, uses known only after it ran or None)."""
         enc = ins.encoding
         kind = KINDS.get(enc.timing, "alu")
         if kind == "jump" and ins.mnemonic == "jalr":
@@ -129,6 +238,10 @@ class RiscvInOrder:
         if uses is not None and dynamic is None:
             reads = tuple(i for f, i in uses[0] if f == "x")
             writes = tuple(i for f, i in uses[1] if f == "x")
+        return kind, reads, writes, dynamic
+
+    def _observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
+        kind, reads, writes, dynamic = self._uses(arch, ins)
         pc = int(ins.address)
         journal = self.journal
         pipelines = self.pipelines
@@ -186,6 +299,7 @@ class RiscvInOrder:
         """Per hart: the pipeline's report; and the machine's clock and model parameters."""
         import attrs
 
+        self.settle(machine)
         agents = {name: p.report() for name, p in sorted(self.pipelines.items())}
         return {"model": self.name, "clock": int(machine.clock), "params": attrs.asdict(self.params),
                 "agents": agents}

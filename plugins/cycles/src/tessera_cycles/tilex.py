@@ -83,6 +83,8 @@ class TileCycles(RiscvInOrder):
     """The ``tile`` timing model of one machine (see the module doc)."""
 
     name = "tile"
+    #: a hart's dispatch cycle is read as each tile operation retires: per-retirement pipelines
+    batched = False
 
     def __init__(self, machine: Any, params: dict[str, Any]) -> None:
         from tessera_cycles.inorder import InOrderParams
