@@ -110,6 +110,32 @@ def dest_written(thread: Any, ins: Any, rows: Any, wide: bool) -> None:
         recent = frontend.recent = Recent()
         thread.core.dest_hazards = True
     recent.dest.append((ins.address // 4 + frontend.shift, ins.word, ins.address, rows, wide))
+    thread.dest_note = (rows, wide)    # for a timing model, which takes it: dest_blocks(), accumulates()
+
+
+def dest_blocks(rows: Any, wide: bool) -> frozenset[int]:
+    """The aligned 8x16 blocks of Dest (physical row // 8) that a matrix-unit write of
+    ``rows`` covered.  ``thread.dest_note`` holds the thread's last such write, ``(rows,
+    wide)``; a timing model's observer of the writing instruction takes it (sets it to
+    ``None``), so a note is never mistaken for a later instruction's.
+
+    Dst.md: for four cycles after an instruction writes Dest, the aligned 8x16 block the
+    write fell in cannot be read, and the hardware stalls a matrix-unit or PACR reader
+    of it — time a cycle model charges (tessera-cycles' ``tensix`` model)."""
+    return frozenset(r >> 3 for r in _physical(rows, wide))
+
+
+#: matrix-unit instructions that read the Dest rows they write (they accumulate onto Dst;
+#: Dst.md names MVMUL, GAPOOL, DOTPV, GMPOOL and ELWMUL); ELWADD / ELWSUB only with AddDst
+ACCUMULATE = frozenset({"MVMUL", "DOTPV", "GAPOOL", "GMPOOL", "ELWMUL"})
+
+
+def accumulates(ins: Any) -> bool:
+    """Does matrix-unit instruction ``ins`` read the Dest rows it writes (Dst.md)?"""
+    name = _vendor(ins)
+    if name in ACCUMULATE:
+        return True
+    return name in ("ELWADD", "ELWSUB") and bool(getattr(ins, "dest_accum_en", 0) & 1)
 
 
 def _physical(rows: Any, wide: bool) -> set[int]:
