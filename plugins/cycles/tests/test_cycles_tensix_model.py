@@ -134,7 +134,125 @@ def test_coprocessor_done_check_waits_for_the_thread():
     assert core.t == tile.threads[1].done + 1
 
 
-@pytest.mark.parametrize("bad", [{"fifo_depth": 31}, {"fifo_depth": 0}, {"div_cycles": 0}, {"gate_latency": -1}])
+@pytest.mark.parametrize("bad", [{"fifo_depth": 31}, {"fifo_depth": 0}, {"div_cycles": 0}, {"gate_latency": -1},
+                                 {"l1_ports": "trisc1 trisc9"}, {"l1_ports": "trisc0, trisc0"}, {"l1_banks": 24},
+                                 {"l1_bank_bytes": 0}, {"l1_contention": 1}])
 def test_bad_parameters_are_refused(bad):
     with pytest.raises(ValueError):
         TensixParams(**bad)
+
+
+# --------------------------------------------------------------------- L1 ports and banks
+# Default ports: B, NC and T0 share one (port #2), T1 and T2 another (port #3); 32 banks of
+# 16-byte rows, so 0x1000 and 0x1200 are one bank and 0x1010 the next.  A load takes its
+# port and bank one cycle, a store that does not merge blocks both l1_store_period (5).
+
+def l1_load(tile: TileTimes, core: str, address: int, at: int, reg: int = 5) -> int:
+    """A load by ``core`` issued at ``at``: when its result is ready."""
+    c = tile.core(core)
+    c.t = at
+    tile.load(c, (), (reg,), 8, address, 0, False, None, True)
+    return c.ready[reg]
+
+
+def test_one_core_alone_is_timed_as_without_the_ports():
+    def run(contention: bool) -> tuple[int, list[int], dict[str, int]]:
+        tile = TileTimes(TensixParams(l1_contention=contention))
+        core = tile.core("trisc1")
+        for i in range(24):         # independent loads over four rows, stores over four rows
+            tile.load(core, (), (10 + i % 4,), 8, 0x1000 + 16 * (i % 4), 0, False, None, True)
+        for i in range(8):
+            tile.store_l1(core, (), 0x1000 + 16 * (i % 4))
+        return core.t, list(core.ready), dict(core.stalls)
+
+    assert run(True) == run(False)
+    # four loads in flight, a slot free 7 cycles after its load: the 24th issues at 5 * 7 + 3;
+    # the stores start at 39, 5 apart, the 8th at 39 + 7 * 5
+    assert run(True)[0] == 5 * 7 + 3 + 1 + 7 * 5 + 1
+
+
+def test_two_cores_behind_one_port_take_turns():
+    tile = TileTimes(TensixParams())
+    assert l1_load(tile, "trisc1", 0x1000, 0) == 8
+    # trisc2 asks in the same cycle, another bank: the port is taken, it goes a cycle later
+    assert l1_load(tile, "trisc2", 0x1410, 0) == 9
+    # cores on different ports, different banks, the same cycle: neither waits
+    tile2 = TileTimes(TensixParams())
+    assert l1_load(tile2, "trisc0", 0x1000, 0) == 8
+    assert l1_load(tile2, "trisc1", 0x1410, 0) == 8
+
+
+def test_cores_on_different_ports_wait_for_one_bank():
+    tile = TileTimes(TensixParams())
+    assert l1_load(tile, "trisc0", 0x1000, 0) == 8
+    assert l1_load(tile, "trisc1", 0x1200, 0) == 9      # same bank (0x200 = 32 rows on)
+    assert l1_load(tile, "trisc1", 0x1210, 3) == 11     # the next bank: free
+
+
+def test_a_store_blocks_its_bank_and_port_five_cycles():
+    tile = TileTimes(TensixParams())
+    writer = tile.core("trisc0")
+    tile.store_l1(writer, (), 0x1000)                   # read-modify-write of bank 0, cycles 0..4
+    assert writer.t == 1
+    # a load of that bank from another port, asked at 1, gets the bank at 5: data at 13
+    assert l1_load(tile, "trisc1", 0x1200, 1) == 13
+    # that load held trisc1's port from 1 (head of its line, waiting for the bank) to 6: a
+    # store of trisc2, behind the same port, asked at 2 to another bank, starts at 6
+    other = tile.core("trisc2")
+    other.t = 2
+    tile.store_l1(other, (), 0x1410)
+    assert other.t == 7 and other.stalls["store"] == 4
+    # a core's own load right after its store waits for the port too (the store queue lets
+    # loads pass stores still queued, not one the port is writing)
+    tile3 = TileTimes(TensixParams())
+    assert tile3.store_l1(tile3.core("trisc0"), (), 0x1000) is None
+    assert l1_load(tile3, "trisc0", 0x1010, 1) == 5 + 8
+    assert l1_load(TileTimes(TensixParams(l1_contention=False)), "trisc0", 0x1010, 1) == 1 + 8
+    # two cores storing through one port alternate: one store per 2 x 5 cycles each
+    tile2 = TileTimes(TensixParams())
+    a, b = tile2.core("trisc1"), tile2.core("trisc2")
+    for i in range(10):
+        tile2.store_l1(a, (), 0x1000 + 16 * (i % 4))
+        tile2.store_l1(b, (), 0x1400 + 16 * (i % 4) + 0x80)
+    assert (a.t, b.t) == (9 * 10 + 1, 9 * 10 + 5 + 1)
+
+
+def test_a_loaded_port_holds_the_load_buffer_longer():
+    # four loads each from trisc1 and trisc2 in the same cycles: the port passes one a cycle,
+    # so the 8th is granted at 7 and the cores' fifth loads wait for slots freed later
+    tile = TileTimes(TensixParams())
+    c1, c2 = tile.core("trisc1"), tile.core("trisc2")
+    for i in range(5):
+        tile.load(c1, (), (10 + i,), 8, 0x1000 + 16 * i, 0, False, None, True)
+        tile.load(c2, (), (10 + i,), 8, 0x1400 + 16 * i + 0x80, 0, False, None, True)
+    # trisc1 granted at 0, 2, 4, 6; trisc2 at 1, 3, 5, 7: trisc1's first slot frees at 7,
+    # its fifth load issues at 7 and is granted at 8
+    assert c1.ready[10:14] == [8, 10, 12, 14] and c2.ready[10:14] == [9, 11, 13, 15]
+    assert c1.ready[14] == 8 + 8 and c1.stalls["load"] == 7 - 4
+    without = TileTimes(TensixParams(l1_contention=False))
+    d1 = without.core("trisc1")
+    for i in range(5):
+        without.load(d1, (), (10 + i,), 8, 0x1000 + 16 * i, 0, False, None, True)
+    assert d1.ready[10:15] == [8, 9, 10, 11, 15]
+
+
+def test_port_groups_are_a_parameter():
+    # everything on one port: trisc0 and trisc1 now take turns too
+    tile = TileTimes(TensixParams(l1_ports="brisc ncrisc trisc0 trisc1 trisc2"))
+    assert l1_load(tile, "trisc0", 0x1000, 0) == 8
+    assert l1_load(tile, "trisc1", 0x1410, 0) == 9
+    # every core on its own port
+    tile2 = TileTimes(TensixParams(l1_ports=""))
+    assert l1_load(tile2, "trisc1", 0x1000, 0) == 8
+    assert l1_load(tile2, "trisc2", 0x1410, 0) == 8
+
+
+def test_calendar_first_free_and_book_agree_with_reserve():
+    rng = random.Random(11)
+    a, b = UnitCalendar("a"), UnitCalendar("b")
+    for _ in range(80):
+        at, length = rng.randrange(0, 300), rng.randrange(1, 6)
+        t = b.first_free(at, length)
+        b.book(t, length)
+        assert a.reserve(at, length) == t
+    assert (a.starts, a.ends) == (b.starts, b.ends)

@@ -131,6 +131,14 @@ UNWRITTEN = 0xDEAD_BEEF
 #: spinning back either way: the results are the same); the other suites park, and the
 #: barrier ends with a store so a probe of the parker that began in the spin ends there.
 RUN_SETTINGS: dict[str, dict[str, Any]] = {"riscv-r": {"park_polls": False}}
+#: steps each core runs before the next takes its turn.  The tensix model books a shared
+#: resource (an L1 access port or bank, a coprocessor unit) first come first served in the
+#: order the functional run shows it the accesses; with the architecture's long quantum one
+#: core would book a shared port ~a thousand instructions ahead of the other (the first
+#: core run wins every tie over its slice, and where the slices fall moves the result),
+#: with one step the cores' accesses reach the model nearly in time order, as the silicon
+#: cores issue them: concurrently (the same at every loop count).
+QUANTUM = 1
 
 
 class ProbeError(TesseraError):
@@ -676,7 +684,7 @@ def measure(suite: str, variant: str, *, config: Mapping[str, Any] | None = None
     found = _check(suite, variant, base_blocks)
     text = source(suite, variant, base_blocks)
     settings = {**RUN_SETTINGS.get(suite, {}), **(config or {})}
-    m = Machine(TILE_BH, host=_host(), config=settings, engine=engine)
+    m = Machine(TILE_BH, host=_host(), config=settings, engine=engine, quantum=QUANTUM)
     for address, blob in assemble(m.arch, text, file=f"<probes {suite} {variant}>").segments:
         m.space.write_bytes(address, blob, force=True)
     for tid in VARIANTS[variant]:     # a slot the program never stores keeps this

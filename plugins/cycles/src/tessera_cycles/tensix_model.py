@@ -13,6 +13,14 @@ sliced:
   2, a divide holds the core 33 cycles; stores to L1 go out one per ``l1_store_period``
   cycles, except a store to the word just stored (it merges); a branch costs nothing
   more than its slot.  (Blackhole silicon: riscvbench, docs/cycles.md "Calibration".)
+* **L1's access ports and banks** are shared by the cores (:class:`L1Ports`): a core's
+  L1 load takes its access port and the row's bank for one cycle, a store that does not
+  merge (a narrow write: read-modify-write) blocks both for ``l1_store_period`` cycles;
+  RISCV T1 and T2 sit behind one port's mux, B, NC and T0 behind another's
+  (WormholeB0/TensixTile/L1.md "Port assignments", whose diagram is drawn by
+  tt-isa-documentation Diagrams/Src/L1.lua; "Baby RISCV cores" for the narrow read and
+  write).  A load that waits for its port or bank returns that much later and holds its
+  load-buffer slot that much longer; a store waits to start.
 * **A push** (``.ttinsn``, or a store to ``INSTRN_BUF_BASE``) enters the thread's FIFO
   at the core's time, unless the thread has ``fifo_depth`` instructions that have not
   yet passed its wait gate: then the core stalls until the oldest of them does
@@ -49,9 +57,10 @@ from typing import Any
 
 import attrs
 
-from tessera_cycles.params import non_negative, positive
+from tessera_cycles.params import boolean, non_negative, positive, power_of_two
 
-__all__ = ["CoreTimes", "PARAM_DOCS", "TensixParams", "ThreadTimes", "TileTimes", "Timeline", "UnitCalendar"]
+__all__ = ["CoreTimes", "L1Ports", "PARAM_DOCS", "TensixParams", "ThreadTimes", "TileTimes", "Timeline",
+           "UnitCalendar"]
 
 
 def _depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -59,6 +68,31 @@ def _depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> 
     if int(value) > MAX_FIFO_DEPTH:  # type: ignore[call-overload]
         raise ValueError(f"{attribute.name} must be at most {MAX_FIFO_DEPTH} (the functional FIFO takes a push "
                          f"while it holds {MAX_FIFO_DEPTH - 2}), got {value!r}")
+
+
+#: the baby cores a port group may name (tessera_tensix.tile.memmap.CORES)
+CORE_NAMES = ("brisc", "trisc0", "trisc1", "trisc2", "ncrisc")
+
+
+def port_groups(text: str) -> tuple[tuple[str, ...], ...]:
+    """``l1_ports`` read: comma-separated groups of core names, each group one access port
+    (its cores behind that port's mux); a core in no group has a port of its own."""
+    groups = tuple(tuple(g.split()) for g in text.split(",") if g.strip())
+    seen: set[str] = set()
+    for group in groups:
+        for name in group:
+            if name not in CORE_NAMES:
+                raise ValueError(f"l1_ports names {name!r}, not a core ({', '.join(CORE_NAMES)})")
+            if name in seen:
+                raise ValueError(f"l1_ports names {name!r} twice")
+            seen.add(name)
+    return groups
+
+
+def _ports(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str):
+        raise ValueError(f"{attribute.name} must be a string, got {value!r}")
+    port_groups(value)
 
 
 #: the deepest FIFO the model can time: the functional FIFO accepts a push while it holds at
@@ -77,6 +111,10 @@ class TensixParams:
     local_load_latency: int = attrs.field(default=2, validator=positive)
     l1_store_period: int = attrs.field(default=5, validator=positive)
     l1_loads_in_flight: int = attrs.field(default=4, validator=positive)
+    l1_contention: bool = attrs.field(default=True, validator=boolean)
+    l1_ports: str = attrs.field(default="brisc ncrisc trisc0, trisc1 trisc2", validator=_ports)
+    l1_banks: int = attrs.field(default=32, validator=power_of_two)
+    l1_bank_bytes: int = attrs.field(default=16, validator=power_of_two)
     thcon_cycles: int = attrs.field(default=3, validator=positive)
     matrix_pushed_cycles: int = attrs.field(default=6, validator=positive)
     matrix_expanded_cycles: int = attrs.field(default=1, validator=positive)
@@ -93,10 +131,18 @@ PARAM_DOCS: dict[str, str] = {
     "div_cycles": "cycles a baby core's divide holds the core (silicon: divu 33)",
     "l1_load_latency": "load-to-use cycles of a baby core's load from L1 (silicon: pointer chase 8.1)",
     "local_load_latency": "load-to-use cycles of a load from the core's local RAM (silicon: 2)",
-    "l1_store_period": "cycles between two stores of a core to different 16-byte L1 rows (silicon: 5.3; a store "
-                       "to the row just stored merges: 1)",
+    "l1_store_period": "cycles between two stores of a core to different 16-byte L1 rows, and the cycles such a "
+                       "store (a narrow write: read-modify-write) blocks its L1 access port and bank (docs: 5; "
+                       "silicon: 5.3; a store to the row just stored merges: 1)",
     "l1_loads_in_flight": "L1 loads a core may have outstanding, each until its data returns, one cycle before "
                           "it can be used (silicon: 4 independent loads 1.76 cycles each)",
+    "l1_contention": "the cores' L1 loads and stores share access ports and banks (l1_ports, l1_banks): a load "
+                     "takes its port and bank 1 cycle, a store l1_store_period; false: every core has L1 to itself",
+    "l1_ports": "the cores behind one L1 access port's mux, comma-separated groups (docs, Wormhole B0 port "
+                "diagram: B, NC and T0 share port #2, T1 and T2 port #3; a core in no group has its own port)",
+    "l1_banks": "L1 banks, each one access a cycle (Blackhole: 32, one request per bank per cycle; Wormhole: 16)",
+    "l1_bank_bytes": "bytes of consecutive L1 addresses in one bank before the next (not documented; 16 = one "
+                     "128-bit bank access, rows interleaved across the banks)",
     "thcon_cycles": "cycles the scalar unit is busy with ADD/SUB/MUL/SHIFT/CMP/BITWOP DMAREG and its memory "
                     "ops (silicon: 3, shared by the threads)",
     "matrix_pushed_cycles": "cycles the matrix unit is busy with a math instruction a core pushed itself "
@@ -143,6 +189,31 @@ class UnitCalendar:
 
     def reserve(self, at: int, length: int) -> int:
         """Book ``length`` cycles from the first free time ``>= at``; return the start."""
+        t, i = self._first_free(at, length)
+        self._book(t, length, i)
+        return t
+
+    def first_free(self, at: int, length: int) -> int:
+        """The first time ``>= at`` from which ``length`` cycles are free (nothing is booked)."""
+        return self._first_free(at, length)[0]
+
+    def book(self, t: int, length: int) -> None:
+        """Book ``[t, t + length)``, which :meth:`first_free` said is free."""
+        self._book(t, length, bisect.bisect_right(self.ends, t))
+
+    def unbook(self, t: int, length: int) -> None:
+        """Free ``[t, t + length)``, which was booked (it may have merged with neighbours)."""
+        starts, ends = self.starts, self.ends
+        i = bisect.bisect_right(starts, t) - 1
+        if i < 0 or ends[i] < t + length:      # not booked (forgotten since): nothing to free
+            return
+        head, tail = (starts[i], t), (t + length, ends[i])
+        pieces = [p for p in (head, tail) if p[0] < p[1]]
+        starts[i:i + 1] = [p[0] for p in pieces]
+        ends[i:i + 1] = [p[1] for p in pieces]
+        self.busy -= length
+
+    def _first_free(self, at: int, length: int) -> tuple[int, int]:
         starts, ends = self.starts, self.ends
         i = bisect.bisect_right(ends, at)          # intervals ending at or before `at` cannot clash
         t = at
@@ -150,6 +221,12 @@ class UnitCalendar:
         while i < n and starts[i] < t + length:    # this interval overlaps [t, t+length)
             t = max(t, ends[i])
             i += 1
+        return t, i
+
+    def _book(self, t: int, length: int, i: int) -> None:
+        """Insert ``[t, t + length)`` before interval ``i`` (the first that starts after it)."""
+        starts, ends = self.starts, self.ends
+        n = len(starts)
         # merge with neighbours where they touch, to keep the lists short
         if i > 0 and ends[i - 1] == t:
             ends[i - 1] = t + length
@@ -165,12 +242,102 @@ class UnitCalendar:
         self.issued += 1
         if t + length > self.last_end:
             self.last_end = t + length
-        return t
 
     def forget_before(self, t: int) -> None:
         cut = bisect.bisect_right(self.ends, t)
         if cut > 64:
             del self.starts[:cut], self.ends[:cut]
+
+
+class L1Ports:
+    """When L1's access ports and banks are busy with the baby cores' data accesses.
+
+    WormholeB0/TensixTile/L1.md: each bank does one 128-bit access a cycle and a bank
+    conflict makes all but one port wait; clients sharing a port go through a mux that
+    allocates round-robin, one a cycle; a narrow read uses the port like a full one, a
+    narrow write (every baby-core store) is a read-modify-write that blocks the port and
+    the bank five cycles ("Port assignments", "Baby RISCV cores"); a port passes its
+    requests in order (BabyRISCV/MemoryOrdering.md, head-of-line blocking).  Which cores
+    share a port is the port diagram's (tt-isa-documentation Diagrams/Src/L1.lua: B, NC
+    and T0 behind port #2's mux, T1 and T2 behind port #3's), a parameter; how addresses
+    are spread over the banks is not documented (``l1_bank_bytes``).
+
+    Each port and bank is a :class:`UnitCalendar`.  An access reaches the head of its
+    port at the first time at or after it asks that the port is free, holds the port from
+    then until its bank is free and it is done (the head of the line blocks the port), and
+    holds the bank for its own cycles; a mux's round robin is so a first-come order in
+    time (ties: whichever core the functional run ran first).  The coprocessor's clients
+    of the same ports (packers, unpackers, mover, ThCon) and the cores' instruction
+    fetches are not booked here."""
+
+    #: bookings between two prunings of a calendar, and how far behind the latest booking
+    #: an access may still be timed against what was booked (beyond: as if it was free)
+    PRUNE, HORIZON = 1024, 1 << 16
+    #: the latest bookings of a poll that can be taken back
+    POLL_LOG = 4096
+
+    def __init__(self, params: TensixParams, cores: dict[str, CoreTimes]) -> None:
+        self.cores = cores
+        self.port_of: dict[str, int] = {}
+        for index, group in enumerate(port_groups(params.l1_ports)):
+            for name in group:
+                self.port_of[name] = index
+        self.ports: dict[int | str, UnitCalendar] = {}
+        self.banks: dict[int, UnitCalendar] = {}
+        self.bank_shift = params.l1_bank_bytes.bit_length() - 1
+        self.bank_mask = params.l1_banks - 1
+        self.waited = 0          # cycles accesses waited for a port or bank, in all
+        #: per core, the bookings of its current run of polling loads (the latest ones): a
+        #: poll the model gives back takes its accesses back too
+        self.polling: dict[str, deque[tuple[UnitCalendar, int, int, UnitCalendar, int, int]]] = {}
+
+    def access(self, core: str, address: int, at: int, length: int, polling: bool = False) -> int:
+        """Book ``core``'s access to ``address`` for ``length`` cycles, from the first time
+        ``>= at`` its port and the address's bank are both free; return that time.
+        ``polling``: a load of a poll (:meth:`give_back` may withdraw it)."""
+        key: int | str = self.port_of.get(core, core)
+        port = self.ports.get(key)
+        if port is None:
+            port = self.ports[key] = UnitCalendar(f"l1 port {key}")
+        b = (address >> self.bank_shift) & self.bank_mask
+        bank = self.banks.get(b)
+        if bank is None:
+            bank = self.banks[b] = UnitCalendar(f"l1 bank {b}")
+        t = at
+        while True:
+            head = port.first_free(t, length)          # it reaches the head of its port
+            start = bank.first_free(head, length)      # and waits there for its bank
+            if start == head or port.first_free(head, start + length - head) == head:
+                break
+            t = head + 1                               # the port is wanted before then: after that
+        port.book(head, start + length - head)
+        bank.book(start, length)
+        self.waited += start - at
+        if polling:
+            log = self.polling.get(core)
+            if log is None:
+                log = self.polling[core] = deque(maxlen=self.POLL_LOG)
+            log.append((port, head, start + length - head, bank, start, length))
+        for cal in (port, bank):
+            if cal.issued % self.PRUNE == 0:
+                low = min((c.t for c in self.cores.values()), default=0)
+                cal.forget_before(max(low, cal.last_end - self.HORIZON) - 1)
+        return start
+
+    def end_poll(self, core: str) -> None:
+        """``core``'s run of polling loads ended: what it booked stays booked."""
+        log = self.polling.get(core)
+        if log:
+            log.clear()
+
+    def give_back(self, core: str, back: int) -> None:
+        """The poll the model gave back from ``back``: its loads booked from then on never
+        happened."""
+        log = self.polling.get(core)
+        while log and log[-1][1] >= back:
+            port, head, held, bank, start, length = log.pop()
+            port.unbook(head, held)
+            bank.unbook(start, length)
 
 
 class CoreTimes:
@@ -182,6 +349,7 @@ class CoreTimes:
         self.ready = [0] * 32              # when each x register's value is ready
         self.store_free = 0                # when its next L1 store can go out
         self.last_store = -1               # 16-byte row of its last L1 store (merging)
+        self.l1_next = 0                   # its L1 accesses pass its port in order: none before this
         self.loads: deque[int] = deque()   # when each outstanding L1 load's data returns
         self.instructions = 0
         self.stalls = {"data": 0, "divide": 0, "load": 0, "store": 0, "fifo": 0, "sync": 0}
@@ -242,6 +410,8 @@ class TileTimes:
         self.src_valid = 0            # when the source banks were last made valid
         self.sem_changed = 0          # when a semaphore last changed
         self.l1_written: dict[int, int] = {}   # word -> when a core last stored it
+        #: the cores' L1 access ports and banks (None: every core has L1 to itself)
+        self.l1: L1Ports | None = L1Ports(params, self.cores) if params.l1_contention else None
         self.timeline: Timeline | None = None   # --cycles-trace (not kept by snapshots)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -252,6 +422,9 @@ class TileTimes:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("timeline", None)
+        self.__dict__.setdefault("l1", None)          # a snapshot from before the ports were timed
+        for core in self.cores.values():
+            core.__dict__.setdefault("l1_next", 0)
 
     def core(self, name: str) -> CoreTimes:
         got = self.cores.get(name)
@@ -320,6 +493,8 @@ class TileTimes:
             if since is None:
                 core.poll_since = t
                 core.poll_seen = {address: value}
+                if self.l1 is not None:   # a new poll: what earlier loads booked stays
+                    self.l1.end_poll(core.name)
             else:
                 seen = core.poll_seen.get(address)
                 if seen is not None and seen != value:
@@ -329,6 +504,9 @@ class TileTimes:
                     if back < t:
                         core.polled += t - back
                         t = back
+                        if self.l1 is not None:   # and so are the port and bank cycles it booked
+                            self.l1.give_back(core.name, back)
+                            core.l1_next = min(core.l1_next, t)
                         # what the spin's own loads and results hold is given back with it
                         core.loads.clear()
                         core.ready = [min(r, t) for r in core.ready]
@@ -349,6 +527,10 @@ class TileTimes:
                 free = loads.popleft()
                 core.stalls["load"] += free - t
                 t = free
+            if self.l1 is not None:   # its port and bank: waiting for them delays the data
+                start = self.l1.access(core.name, address, max(t, core.l1_next), 1, core.poll_since is not None)
+                core.l1_next = start
+                latency += start - t
             loads.append(t + latency - 1)
         for w in writes:
             core.ready[w] = t + latency
@@ -363,7 +545,14 @@ class TileTimes:
             if core.store_free > t:
                 core.stalls["store"] += core.store_free - t
                 t = core.store_free
-            core.store_free = t + self.params.l1_store_period
+            period = self.params.l1_store_period
+            if self.l1 is not None:   # a read-modify-write: it blocks its port and bank `period` cycles
+                start = self.l1.access(core.name, address, max(t, core.l1_next), period)
+                core.l1_next = start
+                if start > t:
+                    core.stalls["store"] += start - t
+                    t = start
+            core.store_free = t + period
             core.last_store = row
         self.l1_written[word] = t
         core.t = t + 1
