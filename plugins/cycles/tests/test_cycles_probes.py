@@ -274,6 +274,19 @@ def test_phase_b_measures_the_matrix_units_replayed_cost():
     assert rows["matmul_tiles HiFi4−HiFi2"].tessera == pytest.approx(2 * 32)
 
 
+def test_the_matmul_loops_over_enough_dest_blocks_never_to_wait_for_one():
+    # Dst.md: reading a block written in the last four cycles stalls; tt-llk's MVMUL order
+    # keeps five blocks apart, so the window costs nothing at four and shows when widened
+    # (the functional run's Dest notes reach the model: a wide window moves the figure)
+    def per_mvmul(window: int) -> float:
+        rows = {r.probe: r for r in calibration.compare({"cycles": "tensix", "cycles.dest_window": window},
+                                                         ["tensix-b"], base_blocks=1)}
+        return float(rows["matmul_tiles (HiFi4−LoFi)/48"].tessera)
+
+    assert per_mvmul(4) == per_mvmul(0)
+    assert per_mvmul(30) > per_mvmul(4) + 1
+
+
 def test_phase_b_points_are_the_silicon_differences_on_the_math_thread():
     per_call = _phase_b_silicon()
     rows = {r.probe: r for r in calibration.points(["tensix-b"])}

@@ -256,3 +256,51 @@ def test_calendar_first_free_and_book_agree_with_reserve():
         b.book(t, length)
         assert a.reserve(at, length) == t
     assert (a.starts, a.ends) == (b.starts, b.ends)
+
+
+# ---------------------------------------------------------------------- Dst.md's RAW window
+
+def expand(tile: TileTimes, blocks: list[tuple[int, ...]], reads: bool = True) -> list[int]:
+    """One MOP whose expansion is one MVMUL per entry of ``blocks`` (the Dest blocks each
+    writes); the matrix unit's start of each."""
+    core = tile.core("trisc1")
+    tile.push(core, (), 1)
+    for b in blocks:
+        tile.tensix(1, "ttmvmul", "MATH", True, 1, (frozenset(b), reads))
+    tile.tensix(1, "ttmop", "", False, 1)
+    return [s for unit, s, _c, _t, _m in tile.timeline.spans if unit == "MATH"]
+
+
+def timed(params: TensixParams) -> TileTimes:
+    from tessera_cycles.tensix_model import Timeline
+
+    tile = TileTimes(params)
+    tile.timeline = Timeline()
+    return tile
+
+
+def test_an_accumulation_onto_a_block_written_within_four_cycles_waits():
+    # Dst.md: for the four cycles after a write the block cannot be read; MVMUL accumulates
+    tile = timed(TensixParams())
+    starts = expand(tile, [(0,), (0,), (0,)])
+    assert starts == [1, 6, 11]                       # each waits for the one before + 5
+    assert tile.threads[1].waits["dest"] == 2 * 4
+
+
+def test_five_distinct_blocks_in_turn_never_wait():
+    # "software needs to be looping over at least five distinct 8x16 blocks of Dst"
+    tile = timed(TensixParams())
+    starts = expand(tile, [(b % 5,) for b in range(15)])
+    assert starts == list(range(1, 16)) and tile.threads[1].waits["dest"] == 0
+    four = timed(TensixParams())
+    starts = expand(four, [(b % 4,) for b in range(8)])
+    assert starts == [1, 2, 3, 4, 6, 7, 8, 9]         # four blocks: the fifth read waits a cycle
+
+
+def test_a_write_that_reads_nothing_does_not_wait_and_the_window_is_a_parameter():
+    tile = timed(TensixParams())
+    assert expand(tile, [(3,), (3,)], reads=False) == [1, 2]     # ELWADD without AddDst: a write only
+    off = timed(TensixParams(dest_window=0))
+    assert expand(off, [(3,), (3,)]) == [1, 2]
+    wide = timed(TensixParams(dest_window=9))
+    assert expand(wide, [(3, 4), (4,)]) == [1, 11]                # any block in common counts

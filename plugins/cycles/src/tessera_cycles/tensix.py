@@ -26,6 +26,7 @@ from typing import Any
 
 from tessera_cycles.live import model_state, register_model
 from tessera_cycles.params import parse
+from tessera_cycles.tensix_model import MATRIX_WORK
 
 __all__ = ["TensixTile"]
 
@@ -76,6 +77,7 @@ class TensixTile:
         #: the journal watches' list: (kind, address, size, value) of every completed access
         self.journal: list[tuple[int, int, int, int]] = []
         self.l1_end = 0
+        self._blocks: dict[tuple[Any, ...], frozenset[int]] = {}   # Dest rows -> blocks (_dest_blocks)
         register_model(machine, self)
 
     # ------------------------------------------------------------------ the core's timing model
@@ -117,6 +119,8 @@ class TensixTile:
         mnemonic = ins.mnemonic
         unit = ins.encoding.unit
         expanded = getattr(ins, "issued_by", None) is not None
+        if mnemonic in MATRIX_WORK and self.params.dest_window:
+            return self._dest_observer(ins, mnemonic, unit, expanded)
 
         def observe(thread: Any, ins: Any) -> None:
             if journal:
@@ -124,6 +128,42 @@ class TensixTile:
             tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0))
 
         return observe
+
+    def _dest_observer(self, ins: Any, mnemonic: str, unit: str, expanded: bool) -> Callable[[Any, Any], None]:
+        """A matrix-unit instruction: the Dest blocks it wrote, which the Tensix plugin notes
+        on the thread (``thread.dest_note``, ``tessera_tensix.hazards``), and whether it read
+        them (it accumulates), for Dst.md's read-after-write window."""
+        try:
+            from tessera_tensix.hazards import accumulates, dest_blocks
+        except ImportError:                 # another Tensix implementation: no notes to read
+            accumulates = dest_blocks = None
+        reads = bool(accumulates(ins)) if accumulates is not None else False
+        tile, journal, blocks_of = self.tile, self.journal, self._dest_blocks
+
+        def observe(thread: Any, ins: Any) -> None:
+            if journal:
+                journal.clear()
+            note = getattr(thread, "dest_note", None)
+            dest = None
+            if note is not None and dest_blocks is not None:
+                thread.dest_note = None
+                dest = (blocks_of(note, dest_blocks), reads)
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), dest)
+
+        return observe
+
+    def _dest_blocks(self, note: tuple[Any, bool], dest_blocks: Callable[[Any, bool], frozenset[int]]
+                     ) -> frozenset[int]:
+        """``dest_blocks`` of a note, remembered per distinct rows (a kernel writes few)."""
+        rows, wide = note
+        key = (rows.tobytes(), rows.dtype.str, wide) if getattr(rows, "ndim", 0) else (int(rows), wide)
+        cache = self._blocks
+        got = cache.get(key)
+        if got is None:
+            if len(cache) > 4096:
+                cache.clear()
+            got = cache[key] = dest_blocks(rows, wide)
+        return got
 
     def _core_observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None]:
         tile, journal = self.tile, self.journal

@@ -122,6 +122,7 @@ class TensixParams:
     pack_cycles: int = attrs.field(default=16, validator=positive)
     sfpu_cycles: int = attrs.field(default=1, validator=positive)
     gate_latency: int = attrs.field(default=1, validator=non_negative)
+    dest_window: int = attrs.field(default=4, validator=non_negative)
 
 
 PARAM_DOCS: dict[str, str] = {
@@ -153,6 +154,9 @@ PARAM_DOCS: dict[str, str] = {
     "pack_cycles": "cycles a packer is busy with one PACR (not measured; 16 rows, one a cycle)",
     "sfpu_cycles": "cycles the vector unit is busy with one instruction (silicon: 1, SFPMAD included)",
     "gate_latency": "cycles from a push to the earliest the instruction can pass its thread's wait gate",
+    "dest_window": "cycles after a matrix-unit instruction writes an aligned 8x16 block of Dest during which a "
+                   "matrix-unit instruction that reads the block (it accumulates: MVMUL, ELWMUL …) is stalled "
+                   "(Dst.md: four; 0: no stall)",
 }
 
 #: scalar-unit (THCON) instructions that take ``thcon_cycles``; SETDMAREG and the rest take 1
@@ -380,7 +384,7 @@ class ThreadTimes:
         self.expansion_start: int | None = None  # gate time of a MOP/REPLAY's first expansion
         self.instructions = 0
         self.expanded = 0
-        self.waits = {"unit": 0, "sync": 0, "source": 0, "empty": 0}
+        self.waits = {"unit": 0, "sync": 0, "source": 0, "dest": 0, "empty": 0}
 
     def report(self) -> dict[str, Any]:
         return {"instructions": self.instructions, "expanded": self.expanded, "cycles": self.done,
@@ -410,6 +414,8 @@ class TileTimes:
         self.src_valid = 0            # when the source banks were last made valid
         self.sem_changed = 0          # when a semaphore last changed
         self.l1_written: dict[int, int] = {}   # word -> when a core last stored it
+        #: aligned 8x16 block of Dest -> when a matrix-unit instruction last wrote it
+        self.dest_written: dict[int, int] = {}
         #: the cores' L1 access ports and banks (None: every core has L1 to itself)
         self.l1: L1Ports | None = L1Ports(params, self.cores) if params.l1_contention else None
         self.timeline: Timeline | None = None   # --cycles-trace (not kept by snapshots)
@@ -423,6 +429,9 @@ class TileTimes:
         self.__dict__.update(state)
         self.__dict__.setdefault("timeline", None)
         self.__dict__.setdefault("l1", None)          # a snapshot from before the ports were timed
+        self.__dict__.setdefault("dest_written", {})
+        for th in self.threads:
+            th.waits.setdefault("dest", 0)
         for core in self.cores.values():
             core.__dict__.setdefault("l1_next", 0)
 
@@ -619,11 +628,14 @@ class TileTimes:
             return p.pack_cycles if mnemonic == "ttpacr" else 1
         return 1
 
-    def tensix(self, tid: int, mnemonic: str, unit: str, expanded: bool, popped: int) -> None:
+    def tensix(self, tid: int, mnemonic: str, unit: str, expanded: bool, popped: int,
+               dest: tuple[frozenset[int], bool] | None = None) -> None:
         """Thread ``tid`` passed ``mnemonic`` (of ``unit``; ``expanded``: made by a MOP or
         REPLAY) through its gate: when, and how long its unit is busy.  ``popped``: the
         FIFO entries the thread has popped, this one's (or its MOP's) included — entries
-        the replay expander recorded without executing retire unseen, one a cycle."""
+        the replay expander recorded without executing retire unseen, one a cycle.
+        ``dest``: the aligned 8x16 Dest blocks a matrix-unit instruction wrote and whether
+        it read them first (accumulated): Dst.md's window stalls it (:meth:`_dest_ready`)."""
         th = self.threads[tid]
         while th.entries < popped - 1:
             arrival = th.arrivals[0] + self.params.gate_latency if th.arrivals else th.front
@@ -645,9 +657,18 @@ class TileTimes:
             self._front_end(th, mnemonic, expanded, t)
             return
         t = self._gate_waits(th, mnemonic, t)
+        if dest is not None and dest[1]:
+            ready = self._dest_ready(dest[0])
+            if ready > t:
+                th.waits["dest"] += ready - t
+                t = ready
         occ = self.occupancy(mnemonic, unit, expanded)
         start = self.unit(unit).reserve(t, occ)
         th.waits["unit"] += start - t
+        if dest is not None:
+            written = self.dest_written
+            for block in dest[0]:
+                written[block] = start
         if self.timeline is not None:
             self.timeline.spans.append((unit, start, occ, tid, mnemonic))
         end = start + occ
@@ -662,6 +683,14 @@ class TileTimes:
                 th.expansion_start = start
         else:
             self._entry_passed(th, start)
+
+    def _dest_ready(self, blocks: frozenset[int]) -> int:
+        """When every block in ``blocks`` can be read: Dst.md — for four cycles after an
+        instruction writes Dest, the aligned 8x16 block it wrote cannot be read, and the
+        hardware stalls a matrix-unit (or PACR) reader (``dest_window`` cycles)."""
+        written = self.dest_written
+        last = max((written.get(b, -1 << 62) for b in blocks), default=-1 << 62)
+        return last + self.params.dest_window + 1
 
     def _front_end(self, th: ThreadTimes, mnemonic: str, expanded: bool, t: int) -> None:
         """An instruction the expanders consume (MOP, REPLAY, MOP_CFG, NOP): no unit."""
