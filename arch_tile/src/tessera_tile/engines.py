@@ -56,7 +56,12 @@ class TileEngine(EngineAgent):
         checker = system.checker
         if checker is not None and checker.groups:
             checker.check_op(op)
-        cycles = EXECUTORS[op.kind].perform(system, thread, op)
+        cost = system.cost
+        cost.pricing = op               # what a cost model that draws a timeline names
+        try:
+            cycles = EXECUTORS[op.kind].perform(system, thread, op)
+        finally:
+            cost.pricing = None
         thread.completion.complete(op.keys, self)
         return cycles
 
@@ -74,6 +79,11 @@ class TileEngine(EngineAgent):
 
 class CostModel:
     """Timed-mode prices of tile operations (tile.md 9.6 placeholders)."""
+
+    #: the operation being priced while an engine performs it (``op.form`` names it:
+    #: ``tld.g.us``, ``tmma.tt`` …), ``None`` otherwise: the prices take only numbers, and
+    #: a cost model that draws a timeline (tessera-cycles' ``tile`` model) names its spans
+    pricing: Any = None
 
     def __init__(self, cfg: Any) -> None:
         self.cfg = cfg

@@ -173,7 +173,7 @@ def test_the_timeline_needs_the_tensix_model(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["run", str(source), "--arch", "tensix-tile", "--cycles-trace", str(tmp_path / "x.json")])
     assert exit_.value.code == 64
-    assert "--cycles-trace needs the tensix, inorder or barrel cycle model" in capsys.readouterr().err
+    assert "--cycles-trace needs the tensix, tile, inorder or barrel cycle model" in capsys.readouterr().err
 
 
 def test_the_timeline_as_a_value_change_dump(tmp_path, capsys):

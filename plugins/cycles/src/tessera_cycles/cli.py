@@ -36,13 +36,16 @@ def options() -> list[click.Option]:
                                             "or JSON written to FILE."),
         click.Option(["--cycles-trace", "cycles_trace"], default=None, metavar="FILE",
                      help="Write the model's timeline to FILE in model cycles (Perfetto JSON): tensix — each unit's "
-                          "busy spans, FIFO occupancy and IPC counters (a .vcd file: a value change dump); "
+                          "busy spans, FIFO occupancy and IPC counters; tile — each engine's operations, the harts' "
+                          "tile stalls, queue and IPC counters (for both, a .vcd file: a value change dump); "
                           "inorder, barrel — IPC, cache-miss and misprediction counters per hart / core."),
     ]
 
 
 #: machine -> where --cycles-trace goes
 TRACES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+#: the models --cycles-trace can draw
+TIMELINES = ("tensix", "tile", "inorder", "barrel")
 
 
 def _writable(option: str, path: str) -> None:
@@ -68,8 +71,8 @@ def configure(machine: Any, values: dict[str, Any]) -> None:
     trace = values.get("cycles_trace")
     if trace is not None:
         name = getattr(model, "name", None)
-        if name not in ("tensix", "inorder", "barrel"):
-            raise ConfigError("--cycles-trace needs the tensix, inorder or barrel cycle model (--cycles MODEL)"
+        if name not in TIMELINES:
+            raise ConfigError("--cycles-trace needs the tensix, tile, inorder or barrel cycle model (--cycles MODEL)"
                               f"{'' if name is None else f'; the {name} model has no timeline yet'}")
         _writable("--cycles-trace", trace)
         if name in ("inorder", "barrel"):
@@ -87,6 +90,15 @@ def configure(machine: Any, values: dict[str, Any]) -> None:
             if importlib.util.find_spec("vcd") is None:
                 raise ConfigError(f"--cycles-trace {trace}: VCD output needs pyvcd "
                                   "(pip install 'tessera-cycles[vcd]')")
+        if name == "tile":
+            from tessera_cycles.tile_model import TileTimeline
+            from tessera_cycles.timeline import Samples
+
+            model.times.timeline = TileTimeline()
+            if not trace.lower().endswith(".vcd"):     # the dump has no IPC signals: nothing to sample
+                model.samples = Samples()
+            TRACES[machine] = trace
+            return
         from tessera_cycles.tensix_model import Timeline
 
         model.tile.timeline = Timeline()
@@ -105,7 +117,14 @@ def write_report(machine: Any) -> None:
         from tessera_cycles.timeline import write
 
         model = model_of(machine)
-        if model is not None and getattr(model, "samples", None) is not None:
+        if name_of(model) == "tile" and model.times.timeline is not None:
+            from tessera_cycles import tile_timeline
+
+            try:
+                tile_timeline.write(model.times.timeline, model.samples, model.times.harts, trace)
+            except OSError as exc:
+                raise ConfigError(f"cannot write {trace}: {exc.strerror or exc}") from None
+        elif model is not None and getattr(model, "samples", None) is not None:
             from tessera_cycles.timeline import write_samples
 
             if name_of(model) == "inorder":

@@ -21,6 +21,9 @@ TMA, MMA and ALU engine per thread, engines concurrent, each completing in order
   mode's price (``CostModel``), and back-to-back operations overlap their latencies.
 * **A wait** (``t_wait``, a successful mbarrier ``try_wait``) holds the waiting word in EX
   until the completion it waits for; the cycles are the hart's ``tile`` stalls.
+
+With ``--cycles-trace`` a :class:`TileTimeline` also records every operation's times and
+every stall (:mod:`tessera_cycles.tile_timeline` draws them); without it nothing is kept.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from tessera_cycles.inorder import InOrderParams, InOrderPipeline
 from tessera_cycles.params import boolean, non_negative, positive
 from tessera_cycles.tensix_model import UnitCalendar
 
-__all__ = ["ENGINES", "PARAM_DOCS", "EngineTimes", "TileHart", "TileParams", "TileTimes"]
+__all__ = ["ENGINES", "PARAM_DOCS", "EngineTimes", "TileHart", "TileParams", "TileTimeline", "TileTimes"]
 
 #: the engines of one thread (tile.md 9.3), in report order
 ENGINES = ("lsu", "tma", "mma", "alu")
@@ -139,6 +142,18 @@ class TileHart(InOrderPipeline):
         return rep
 
 
+class TileTimeline:
+    """What happened when, for ``--cycles-trace`` (recorded only when asked: it grows with
+    the run, and snapshots do not keep it)."""
+
+    def __init__(self) -> None:
+        #: per operation: (hart, engine, name, dispatch, start, busy, latency, done, priced
+        #: with) — ``name`` the operation's form (``tld.g.us``), or the engine's when unknown
+        self.ops: list[tuple[str, str, str, int, int, int, int, int, tuple[Any, ...]]] = []
+        #: per wait that held its hart: (hart, what it waited for, from, until)
+        self.stalls: list[tuple[str, str, int, int]] = []
+
+
 class EngineTimes:
     """One engine of one thread: its busy calendar and its in-order completions."""
 
@@ -173,6 +188,15 @@ class TileTimes:
         #: queues, so a restored machine does not take a queued operation for a new one)
         self.last_pushed: dict[str, Any] = {}
 
+    #: ``--cycles-trace`` (None: not asked; a class default, so snapshots made before it
+    #: existed restore without it)
+    timeline: TileTimeline | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("timeline", None)     # a snapshot keeps the times, not the drawing
+        return state
+
     def hart(self, name: str) -> TileHart:
         got = self.harts.get(name)
         if got is None:
@@ -186,16 +210,32 @@ class TileTimes:
             got = self.engines[key] = EngineTimes(key)
         return got
 
-    def operation(self, hart: str, unit: str, args: tuple[Any, ...], at: int) -> int:
-        """Put one operation dispatched by ``hart`` at cycle ``at`` on its engine; its completion."""
+    def operation(self, hart: str, unit: str, args: tuple[Any, ...], at: int, name: str | None = None) -> int:
+        """Put one operation dispatched by ``hart`` at cycle ``at`` on its engine; its completion
+        (``name``: the operation's form, for the timeline)."""
         busy, latency = price(self.params, unit, args)
-        done = self.engine(hart, unit).run(at, busy, latency)
+        engine = self.engine(hart, unit)
+        timeline = self.timeline
+        if timeline is None:
+            done = engine.run(at, busy, latency)
+        else:
+            queued = engine.queued
+            done = engine.run(at, busy, latency)
+            start = at + engine.queued - queued
+            timeline.ops.append((hart, unit, name or unit, at, start, busy, latency, done, args))
         self.hart(hart).ops += 1
         if unit == "lsu":
             self.lsu_done.setdefault((hart, "global" if args[0] == "global" else "shared"), []).append(done)
         elif unit == "tma" and done > self.tma_done:
             self.tma_done = done
         return done
+
+    def stall(self, pipeline: TileHart, hart: str, what: str, until: int) -> None:
+        """Hold the last word ``hart`` (its ``pipeline``) retired until ``until``: a wait for
+        ``what``, drawn on the timeline when one is recorded."""
+        since = pipeline.dispatch_time()
+        if pipeline.wait_until(until) and self.timeline is not None:
+            self.timeline.stalls.append((hart, what, since, until))
 
     def done(self, hart: str, units: tuple[str, ...]) -> int:
         """When every operation ``hart`` gave to ``units`` has completed."""

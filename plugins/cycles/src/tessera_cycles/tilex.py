@@ -22,6 +22,10 @@ which engine priced what:
 A lone W1 of the control class is decoded once (the sequencer's own ``identify``):
 ``t_wait`` holds the hart until what it names has completed, a ``try_wait`` that
 returned 1 until the latest TMA completion.  Nothing here changes architectural state.
+
+With ``--cycles-trace`` the times record a :class:`~tessera_cycles.tile_model.TileTimeline`
+(each operation named by its form) and the harts' counters are sampled as they retire
+(:mod:`tessera_cycles.tile_timeline`); without it the observers are the plain ones.
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ from tessera_cycles.riscv import RiscvInOrder
 from tessera_tile.engines import CostModel
 
 __all__ = ["ObservedCost", "TileCycles"]
-
 
 class ObservedCost(CostModel):
     """``machine.tile.cost`` under the model: the functional prices, each also told to the model.
@@ -54,13 +57,14 @@ class ObservedCost(CostModel):
         machine = self.system.machine
         agent = machine.scheduler.current(machine)
         engine_of = getattr(agent, "thread", None)
+        name = None if self.times.timeline is None else getattr(self.pricing, "form", None)
         if engine_of is not None and getattr(agent, "unit", None) == unit:   # timed mode: the engine's turn
             self.journal.clear()            # its own memory traffic is not a hart's data access
             pending = self.times.pending.get(agent.name)
             at = pending.pop(0) if pending else self.times.hart(engine_of).dispatch_time()
-            self.times.operation(engine_of, unit, args, at)
+            self.times.operation(engine_of, unit, args, at, name)
             return
-        self.priced.append((unit, args))
+        self.priced.append((unit, args, name))
 
     def lsu(self, space: str, nbytes: int) -> int:
         self._seen("lsu", (space, nbytes))
@@ -99,7 +103,7 @@ class TileCycles(RiscvInOrder):
         self.journal = []
         self._conditions = {}
         self.machine = machine
-        self._priced: list[tuple[str, tuple[Any, ...]]] = []
+        self._priced: list[tuple[str, tuple[Any, ...], str | None]] = []
         self._installed = False
         register_model(machine, self)
 
@@ -141,14 +145,23 @@ class TileCycles(RiscvInOrder):
             hart.retire(pc, "alu", (), (), (), None, None)
             at = hart.dispatch_time()
             if priced:
-                for unit, args in priced:
-                    times.operation(agent.name, unit, args, at)
+                for unit, args, name in priced:
+                    times.operation(agent.name, unit, args, at, name)
                 priced.clear()
             self._pushed(agent, at)
             if control is not None:
                 control(agent, hart)
 
-        return observe_ace
+        samples = self.samples
+        if samples is None:
+            return observe_ace
+        take = samples.take
+
+        def sampled(agent: Any, ins: Any) -> None:     # --cycles-trace: the IPC counters
+            observe_ace(agent, ins)
+            take(agent.name, times.hart(agent.name))
+
+        return sampled
 
     def _pushed(self, agent: Any, at: int) -> None:
         """Timed mode: note the dispatch cycle of an operation the word queued for an engine."""
@@ -189,23 +202,28 @@ class TileCycles(RiscvInOrder):
                     return None
                 outstanding = min(limits)
 
+                what = f"{form.name} {space} (leave {outstanding})"
+
                 def wait_memory(agent: Any, hart: Any) -> None:
-                    hart.wait_until(times.memory_done(agent.name, space, outstanding))
+                    times.stall(hart, agent.name, what, times.memory_done(agent.name, space, outstanding))
 
                 return wait_memory
             if kind == "tma":
                 if not fields.get("W1.wait"):
                     return None
                 units: tuple[str, ...] = ("tma",)
+                what = form.name
             else:
                 bits = tables.table("waitop")
                 waitop = fields["W1.waitop"]
                 units = tuple(u for u in ("tma", "mma", "alu") if waitop >> bits[u] & 1)
+                what = f"{form.name} {', '.join(units)}"
                 if all(waitop >> b & 1 for b in bits.values()):
                     units += ("lsu",)
+                    what = f"{form.name} all"
 
             def wait_units(agent: Any, hart: Any) -> None:
-                hart.wait_until(times.done(agent.name, units))
+                times.stall(hart, agent.name, what, times.done(agent.name, units))
 
             return wait_units
         if form.kind == "mbar" and tables.name_of("mbar_sub", fields["W1.sub"]) == "try_wait":
@@ -215,10 +233,33 @@ class TileCycles(RiscvInOrder):
 
             def wait_mbarrier(agent: Any, hart: Any) -> None:
                 if agent.x[rd]:
-                    hart.wait_until(times.tma_done)
+                    times.stall(hart, agent.name, "tmbar.try_wait", times.tma_done)
 
             return wait_mbarrier
         return None
+
+    # ------------------------------------------------------------------ --trace perfetto
+
+    def record_timeline(self) -> bool:
+        """A Perfetto tracer starts (docs/hooks.md, timing models): record the engines'
+        operations and the harts' stalls from now on, as ``--cycles-trace`` does; sample the
+        harts' counters too unless a hart is already being timed (its observers are made)."""
+        if self.times.timeline is None:
+            from tessera_cycles.tile_model import TileTimeline
+
+            self.times.timeline = TileTimeline()
+        if self.samples is None and not self.times.harts:
+            from tessera_cycles.timeline import Samples
+
+            self.samples = Samples()
+        return True
+
+    def trace_events(self) -> list[dict[str, Any]]:
+        """The recorded timeline as Chrome trace events (:mod:`tessera_cycles.tile_timeline`)."""
+        from tessera_cycles.tile_timeline import events
+
+        timeline = self.times.timeline
+        return [] if timeline is None else events(timeline, self.samples, self.times.harts)
 
     # ------------------------------------------------------------------ reporting
 

@@ -19,6 +19,10 @@ A ``FILE`` ending in ``.vcd`` gets the same timeline as a value change dump
 viewer (GTKWave, Surfer): per unit a 1-bit ``busy`` and an integer ``thread`` (the thread
 whose instruction keeps it busy), per thread an integer ``fifo``; one time unit is one
 cycle.
+
+The in-order and barrel models' sampled counters are :class:`Samples` (:func:`write_samples`);
+the ``tile`` model's timeline is :mod:`tessera_cycles.tile_timeline`, which uses
+:func:`sample_counters` and :func:`dump` from here.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ import json
 from collections import Counter
 from typing import Any
 
-__all__ = ["SAMPLE_EVERY", "Samples", "WINDOW", "write", "write_perfetto", "write_samples", "write_vcd"]
+__all__ = ["SAMPLE_EVERY", "Samples", "WINDOW", "dump", "event_dicts", "sample_counters", "sample_events", "write",
+           "write_perfetto", "write_samples", "write_vcd"]
 
 #: cycles per point of the IPC counters
 WINDOW = 64
@@ -68,12 +73,7 @@ def events(timeline: Any) -> list[str]:
 
 def write_perfetto(timeline: Any, path: str) -> None:
     """Write ``timeline`` to ``path`` as a trace-event JSON object (``traceEvents``)."""
-    lines = events(timeline)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write('{"displayTimeUnit":"ns","otherData":{"tool":"tessera-cycles","clock":"tensix model cycles '
-                 '(1 us on the timeline = 1 cycle)"},"traceEvents":[\n')
-        fh.write(",\n".join(lines))
-        fh.write("\n]}\n")
+    dump(path, "tensix model cycles", events(timeline))
 
 
 def write_vcd(timeline: Any, path: str) -> None:
@@ -138,32 +138,59 @@ class Samples:
             (rep.get("dcache") or {}).get("misses", 0), (rep.get("predictor") or {}).get("mispredictions", 0)))
 
 
-def write_samples(samples: Samples, pipelines: dict[str, Any], path: str) -> None:
-    """The in-order model's counter tracks as Perfetto JSON: per hart ``ipc``, ``I$ misses``,
-    ``D$ misses`` and ``mispredictions`` per sample interval, at the interval's end cycle."""
+def sample_counters(samples: Samples, pipelines: dict[str, Any], pid: int = COUNTERS_PID) -> list[dict[str, Any]]:
+    """The sampled counters as ``C`` trace events (dicts): per hart ``ipc``, ``I$ misses``,
+    ``D$ misses`` and ``mispredictions`` per sample interval, at the interval's start
+    cycle — after a last sample of each pipeline (the run's last partial interval)."""
     kept = {}
     for name, pipeline in pipelines.items():      # the run's last partial interval
         samples.sample(name, pipeline)
         rep = pipeline.report()                   # counters the model has (a barrel core: no predictor)
         kept[name] = {2: rep.get("icache") is not None, 3: rep.get("dcache") is not None,
                       4: rep.get("predictor") is not None}
-    out = [_event(name="process_name", ph="M", pid=COUNTERS_PID, args={"name": "counters (in-order model time)"})]
+    out: list[dict[str, Any]] = []
     for name, points in sorted(samples.points.items()):
         last = (0, 0, 0, 0, 0)
         for point in points:
             cycles = point[0] - last[0]
             if cycles <= 0:
                 continue
-            out.append(_event(name=f"ipc {name}", ph="C", pid=COUNTERS_PID, ts=last[0],
-                              args={"ipc": round((point[1] - last[1]) / cycles, 4)}))
+            out.append({"name": f"ipc {name}", "ph": "C", "pid": pid, "ts": last[0],
+                        "args": {"ipc": round((point[1] - last[1]) / cycles, 4)}})
             for label, index in (("I$ misses", 2), ("D$ misses", 3), ("mispredictions", 4)):
                 if not kept.get(name, {}).get(index, True):
                     continue
-                out.append(_event(name=f"{label} {name}", ph="C", pid=COUNTERS_PID, ts=last[0],
-                                  args={"per interval": point[index] - last[index]}))
+                out.append({"name": f"{label} {name}", "ph": "C", "pid": pid, "ts": last[0],
+                            "args": {"per interval": point[index] - last[index]}})
             last = point
+    return out
+
+
+def dump(path: str, clock: str, lines: list[str]) -> None:
+    """Write trace-event lines to ``path`` as one JSON object, ``clock`` saying whose time it is."""
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write('{"displayTimeUnit":"ns","otherData":{"tool":"tessera-cycles","clock":"in-order model cycles '
-                 '(1 us on the timeline = 1 cycle)"},"traceEvents":[\n')
-        fh.write(",\n".join(out))
+        fh.write('{"displayTimeUnit":"ns","otherData":{"tool":"tessera-cycles","clock":"' + clock
+                 + ' (1 us on the timeline = 1 cycle)"},"traceEvents":[\n')
+        fh.write(",\n".join(lines))
         fh.write("\n]}\n")
+
+
+def write_samples(samples: Samples, pipelines: dict[str, Any], path: str) -> None:
+    """The in-order model's counter tracks as Perfetto JSON: per hart ``ipc``, ``I$ misses``,
+    ``D$ misses`` and ``mispredictions`` per sample interval, at the interval's end cycle."""
+    out = [_event(name="process_name", ph="M", pid=COUNTERS_PID, args={"name": "counters (in-order model time)"})]
+    out += [_event(**ev) for ev in sample_counters(samples, pipelines)]
+    dump(path, "in-order model cycles", out)
+
+
+def sample_events(samples: Samples, pipelines: dict[str, Any], model: str) -> list[dict[str, Any]]:
+    """``--trace perfetto``'s tracks of a model that samples counters (``inorder``,
+    ``barrel``): a ``counters`` process named for the model's time, then the counters."""
+    head = {"name": "process_name", "ph": "M", "pid": COUNTERS_PID,
+            "args": {"name": f"counters ({model} model time)"}}
+    return [head, *sample_counters(samples, pipelines)]
+
+
+def event_dicts(timeline: Any) -> list[dict[str, Any]]:
+    """``--trace perfetto``'s tracks of the tensix model: :func:`events` as dicts."""
+    return [json.loads(line) for line in events(timeline)]
