@@ -95,6 +95,7 @@ class PhoenixBarrel:
         self.journal: list[tuple[int, int, int, int]] = []
         self.pending: dict[int, tuple[Any, ...]] = state["pending"]
         self.threads: dict[str, int] = state["threads"]
+        self.machine = machine
         register_model(machine, self)
 
     def cycles(self, ins: Any) -> int:
@@ -112,6 +113,7 @@ class PhoenixBarrel:
     samples: Any = None
 
     def observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
+        self._observed = True
         reads, writes = operand_uses(ins)
         kind = KINDS.get(ins.encoding.timing, "alu")
         pc, size, after = int(ins.address), int(ins.size), int(ins.address) + int(ins.size)
@@ -141,6 +143,30 @@ class PhoenixBarrel:
             take("core", pipeline)
 
         return sampled
+
+    # ------------------------------------------------------------------ --trace perfetto
+
+    def record_timeline(self) -> bool:
+        """A Perfetto tracer starts: sample the core's counters, unless instructions were
+        already decoded without sampling (their observers are made): then decline."""
+        if self.samples is None:
+            if self._observed:
+                return False
+            from tessera_cycles.timeline import Samples
+
+            self.samples = Samples()
+        return True
+
+    def trace_events(self) -> list[dict[str, Any]]:
+        """The sampled counters as Chrome trace events (the halted threads' last retirements fed)."""
+        from tessera_cycles.timeline import sample_events
+
+        if self.samples is None:
+            return []
+        self.flush(self.machine)
+        return sample_events(self.samples, {"core": self.pipeline}, "barrel")
+
+    _observed = False
 
     def flush(self, machine: Any) -> None:
         """Feed each halted thread's last retirement (it redirected nothing: its thread stopped)."""

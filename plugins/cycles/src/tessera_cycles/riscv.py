@@ -89,6 +89,26 @@ class RiscvInOrder:
 
     # ------------------------------------------------------------------ feeding the pipelines
 
+    # ------------------------------------------------------------------ --trace perfetto
+
+    def record_timeline(self) -> bool:
+        """A Perfetto tracer starts (docs/hooks.md, timing models): sample the harts'
+        counters from now on, as ``--cycles-trace`` does — unless a hart is already being
+        timed (its counters were not sampled from the start): then decline."""
+        if self.pipelines and self.samples is None:
+            return False
+        if self.samples is None:
+            from tessera_cycles.timeline import Samples
+
+            self.samples = Samples()
+        return True
+
+    def trace_events(self) -> list[dict[str, Any]]:
+        """The sampled counters as Chrome trace events (IPC, I$/D$ misses, mispredictions)."""
+        from tessera_cycles.timeline import sample_events
+
+        return sample_events(self.samples, self.pipelines, "in-order") if self.samples is not None else []
+
     #: feed the pipelines batched records (:mod:`tessera_cycles.inorder_batch`) rather than
     #: one call per retirement; a model whose harts must be timed as they go (the tile
     #: model's engines read a hart's dispatch cycle) keeps the per-retirement pipeline

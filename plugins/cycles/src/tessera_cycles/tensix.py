@@ -104,6 +104,23 @@ class TensixTile:
             return [Watch(0, space.limit, journal=self.journal)]
         return []
 
+    # ------------------------------------------------------------------ --trace perfetto
+
+    def record_timeline(self) -> bool:
+        """A Perfetto tracer starts (docs/hooks.md, timing models): record the units' spans
+        and the FIFOs from now on, as ``--cycles-trace`` does."""
+        if self.tile.timeline is None:
+            from tessera_cycles.tensix_model import Timeline
+
+            self.tile.timeline = Timeline()
+        return True
+
+    def trace_events(self) -> list[dict[str, Any]]:
+        """The recorded timeline as Chrome trace events (unit spans, FIFO and IPC counters)."""
+        from tessera_cycles.timeline import event_dicts
+
+        return event_dicts(self.tile.timeline) if self.tile.timeline is not None else []
+
     # ------------------------------------------------------------------ observers
 
     def observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
@@ -133,11 +150,13 @@ class TensixTile:
         """A matrix-unit instruction: the Dest blocks it wrote, which the Tensix plugin notes
         on the thread (``thread.dest_note``, ``tessera_tensix.hazards``), and whether it read
         them (it accumulates), for Dst.md's read-after-write window."""
+        hazards: Any
         try:
-            from tessera_tensix.hazards import accumulates, dest_blocks
+            from tessera_tensix import hazards
         except ImportError:                 # another Tensix implementation: no notes to read
-            accumulates = dest_blocks = None
-        reads = bool(accumulates(ins)) if accumulates is not None else False
+            hazards = None
+        reads = bool(hazards.accumulates(ins)) if hazards is not None else False
+        dest_blocks = hazards.dest_blocks if hazards is not None else None
         tile, journal, blocks_of = self.tile, self.journal, self._dest_blocks
 
         def observe(thread: Any, ins: Any) -> None:

@@ -17,7 +17,11 @@ sync events that no agent caused.  Events:
 * ``X`` named ``wait OBJECT`` from the moment an agent parks on a sync object until it
   is woken (ending at the waker's clock, never before the wait began);
 * ``i`` (instant) events for every other sync event (``post sem0``, ``push dma.q``,
-  ``arrive bar`` ...) and for traps.
+  ``arrive bar`` ...) and for traps;
+* when the machine's timing model offers a timeline (a cycle model: its optional
+  ``record_timeline()`` and ``trace_events()``, docs/hooks.md), the model's own tracks
+  — unit busy spans, counters such as IPC or FIFO occupancy — as further processes
+  (``pid`` from :data:`MODEL_PID` on), in the model's cycles.
 
 Time is the per-agent cycle clock: 1 µs on the timeline is one cycle.  Each agent's
 clock is its cycle counter when first seen plus the cycles of every traced instruction
@@ -40,6 +44,8 @@ PID = 1
 MACHINE_TID = 0
 #: the process of the execution units' tracks (architectures whose rows declare a ``unit``)
 UNITS_PID = 2
+#: the first process of a timing model's own tracks (its pids 1, 2 … become 10, 11 …)
+MODEL_PID = 10
 
 
 def _event(**fields: Any) -> str:
@@ -71,6 +77,8 @@ class PerfettoFormat(Format):
         self.begins: dict[tuple[str, int], str] = {}
         self.actor: AgentState | None = None
         self.cut_at: str | None = None
+        #: the timing model whose timeline ends the trace (it agreed to record one)
+        self.model: Any = _start_model_timeline(tracer.machine)
 
         def stop() -> None:
             nonlocal last, bound
@@ -287,6 +295,9 @@ class PerfettoFormat(Format):
             if st is not None:
                 lines.append(_event(ph="E", pid=PID, tid=st.tid, ts=max(end, st.clock)))
         self.spans.clear()
+        if self.model is not None:
+            lines += _model_events(self.tracer.machine, self.model)
+            self.model = None
         return "".join(lines)
 
     def cut_note(self, lines: int, written: int, limit: int) -> str:
@@ -308,3 +319,41 @@ def _wait_name(obj: str, reason: Any) -> str:
     """A wait span's name: the object, then what exactly the agent waits for (the text a
     deadlock report would print), e.g. ``wait tensix: T1 STALLWAIT C8 …``."""
     return f"wait {obj}: {reason}" if reason else f"wait {obj}"
+
+
+def _start_model_timeline(machine: Any) -> Any:
+    """Ask the machine's timing model to record its timeline (``record_timeline()``, an
+    optional method): the model if it agreed, else ``None``."""
+    timing = getattr(machine, "timing", None)
+    start = getattr(timing, "record_timeline", None)
+    if not callable(start):
+        return None
+    try:
+        return timing if start() else None
+    except Exception as exc:
+        raise _model_failed(machine, "record_timeline", exc) from exc
+
+
+def _model_events(machine: Any, model: Any) -> list[str]:
+    """The model's ``trace_events()``, each process moved to a pid from :data:`MODEL_PID` on."""
+    try:
+        evs = list(model.trace_events())
+        pids: dict[Any, int] = {}
+        lines = []
+        for ev in evs:
+            fields = dict(ev)
+            pid = pids.get(fields.get("pid"))
+            if pid is None:
+                pid = pids[fields.get("pid")] = MODEL_PID + len(pids)
+            fields["pid"] = pid
+            lines.append(_event(**fields))
+    except Exception as exc:
+        raise _model_failed(machine, "trace_events", exc) from exc
+    return lines
+
+
+def _model_failed(machine: Any, what: str, exc: Exception) -> Exception:
+    from tessera.errors import PluginError
+
+    return PluginError(f"timing model failed in {what}(): {type(exc).__name__}: {exc}",
+                       plugin=getattr(machine, "timing_plugin", None))
