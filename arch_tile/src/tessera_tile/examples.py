@@ -111,8 +111,10 @@ _start:
         add     t1, t1, s1
         tma.tiled t1, t0, v3, dim=2, srctm, dst=shared, mbar=a3
         twait   all
-        # D = 0; D += A x B^T, both operands straight from shared memory
+        # D = 0; D += A x B^T, both operands straight from shared memory (the MMA engine
+        # must not start on D before the ALU engine has zeroed it)
         talu1.zero t0, t0
+        twait   alu
         li      a4, {SH_A}
         add     a4, a4, s1
         li      a5, {SH_B}
