@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from trace_support import RV_LOOP, host, rv_machine, trace
+
 import tessera
 from tessera.errors import PluginError
 from tessera.machine.clock import NominalTiming
-from trace_support import RV_LOOP, host, rv_machine, trace
 
 
 class TimelineModel(NominalTiming):
