@@ -142,7 +142,7 @@ class TensixCost(Workload):
                 m.space.write_bytes(address, blob, force=True)
             m.set_entry(0)
         else:
-            load_program(m, _package_path(example.program))
+            load_program(m, example.program_path())
         return m
 
     def _runner(self, model: bool) -> Any:
@@ -234,14 +234,6 @@ class SiliconComparison(Workload):
     def comparison(cls, entry: dict[str, Any], variant: str) -> list[str]:
         d = entry["derived"]
         return [f"{d['within']} of {d['tracked']} points within 10 %"] if d.get("tracked") else []
-
-
-def _package_path(spec: str) -> str:
-    """``package:relative/path`` (an example's program) as a file path."""
-    import importlib.resources
-
-    package, _, rel = spec.partition(":")
-    return str(importlib.resources.files(package).joinpath(rel))
 
 
 def workloads() -> list[type[Workload]]:

@@ -107,6 +107,26 @@ _KINDS = ("alu", "mul", "div", "load", "store", "amo", "branch", "jump", "jalr",
 _NREGS = 32
 
 
+def kind_table(params: InOrderParams) -> dict[str, tuple[int, int, int, int, bool]]:
+    """Per instruction kind: (result latency, producer class, redirect penalty, redirect
+    category, is a conditional branch) — the rules both the per-retirement pipeline and the
+    batched kernel (:mod:`tessera_cycles.inorder_batch`) apply."""
+    load = 1 + params.load_use
+    return {
+        "alu": (1, 0, 0, _BRANCH, False),
+        "mul": (params.mul_latency, _MUL_DIV, 0, _BRANCH, False),
+        "div": (params.div_latency, _MUL_DIV, 0, _BRANCH, False),
+        "load": (load, _LOAD_USE, 0, _BRANCH, False),
+        "store": (1, 0, 0, _BRANCH, False),
+        "amo": (load, _LOAD_USE, 0, _BRANCH, False),
+        "branch": (1, 0, 0, _BRANCH, True),
+        "jump": (1, 0, params.jump_penalty, _JUMP, False),
+        "jalr": (1, 0, params.jalr_penalty, _JUMP, False),
+        "csr": (1, 0, 0, _BRANCH, False),
+        "system": (1, 0, 0, _BRANCH, False),
+    }
+
+
 class InOrderPipeline:
     """Cycle estimate of an in-order 5-stage pipeline fed with retired instructions.
 
@@ -126,21 +146,8 @@ class InOrderPipeline:
                                  params.miss_penalty)
             self._dcache = Cache("dcache", params.dcache_size, params.dcache_ways, params.dcache_line,
                                  params.miss_penalty)
-        load = 1 + params.load_use
         # kind -> (result latency, producer class, redirect penalty, redirect category, is a branch)
-        self._kinds: dict[str, tuple[int, int, int, int, bool]] = {
-            "alu": (1, 0, 0, _BRANCH, False),
-            "mul": (params.mul_latency, _MUL_DIV, 0, _BRANCH, False),
-            "div": (params.div_latency, _MUL_DIV, 0, _BRANCH, False),
-            "load": (load, _LOAD_USE, 0, _BRANCH, False),
-            "store": (1, 0, 0, _BRANCH, False),
-            "amo": (load, _LOAD_USE, 0, _BRANCH, False),
-            "branch": (1, 0, 0, _BRANCH, True),
-            "jump": (1, 0, params.jump_penalty, _JUMP, False),
-            "jalr": (1, 0, params.jalr_penalty, _JUMP, False),
-            "csr": (1, 0, 0, _BRANCH, False),
-            "system": (1, 0, 0, _BRANCH, False),
-        }
+        self._kinds = kind_table(params)
         self._branch_penalty = params.branch_penalty
         self._ready = [0] * _NREGS          # register -> cycle its value can be forwarded into EX
         self._producer = [0] * _NREGS       # register -> producer class (_LOAD_USE, _MUL_DIV or 0)

@@ -44,17 +44,16 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tessera_cycles.inorder import _KINDS, _STALL_NAMES, InOrderParams
+from tessera_cycles.inorder import _KINDS, _STALL_NAMES, InOrderParams, kind_table
 from tessera_cycles.predictor import PREDICTORS
 
 __all__ = ["EXPLICIT", "SHAPE_SHIFT", "VALUE", "BatchedPipeline", "Instructions", "advance", "id_token"]
 
 _LOW = 16                 # bits of a token below the instruction id
-_SHAPE_SHIFT = 2
-_SHAPE_MASK = (1 << (_LOW - _SHAPE_SHIFT)) - 1
-_VALUE = VALUE = 2          # a changed register's value follows the token
-_EXPLICIT = EXPLICIT = 1    # the record gives its register uses itself
-SHAPE_SHIFT = _SHAPE_SHIFT
+SHAPE_SHIFT = 2
+_SHAPE_MASK = (1 << (_LOW - SHAPE_SHIFT)) - 1
+VALUE = 2          # a changed register's value follows the token
+EXPLICIT = 1       # the record gives its register uses itself
 _UNDECIDED = -1
 _MASK = (1 << 64) - 1
 
@@ -225,8 +224,8 @@ def advance(tokens: Any, values: Any, final_taken: int, table: Any, kinds: Any, 
                 taken = final_taken
             else:
                 break
-        w = v + 1 if tok & _VALUE else v
-        if tok & _EXPLICIT:
+        w = v + 1 if tok & VALUE else v
+        if tok & EXPLICIT:
             nr, nw, w = _explicit(values, w, reads, writes)
         else:
             nr = 0
@@ -251,7 +250,7 @@ def advance(tokens: Any, values: Any, final_taken: int, table: Any, kinds: Any, 
         if ex > base:
             _charge(stalls, producer, st, base, ex - base, source)
         dstall = 0
-        shape = (tok >> _SHAPE_SHIFT) & _SHAPE_MASK
+        shape = (tok >> SHAPE_SHIFT) & _SHAPE_MASK
         if shape:
             dstall = _data(values, w, shape_n[shape], shape_off[shape], shape_size, dc_lines, dc_n, dc)
             w += 2 * shape_n[shape]
@@ -284,17 +283,8 @@ class Instructions:
         self.rows: list[tuple[int, int, int, int, int, int]] = []
         self.conditions: list[Any] = []     # per row: (mnemonic, rs1, rs2) of a branch, else None
         self.shapes: dict[tuple[int, ...], int] = {(): 0}
-        load = 1 + params.load_use
-        # kind -> (latency, producer class, redirect penalty, cause, is a branch): InOrderPipeline's
-        per_kind = {
-            "alu": (1, 0, 0, _BRANCH, 0), "mul": (params.mul_latency, _MUL_DIV, 0, _BRANCH, 0),
-            "div": (params.div_latency, _MUL_DIV, 0, _BRANCH, 0), "load": (load, _LOAD_USE, 0, _BRANCH, 0),
-            "store": (1, 0, 0, _BRANCH, 0), "amo": (load, _LOAD_USE, 0, _BRANCH, 0),
-            "branch": (1, 0, 0, _BRANCH, 1), "jump": (1, 0, params.jump_penalty, _JUMP, 0),
-            "jalr": (1, 0, params.jalr_penalty, _JUMP, 0), "csr": (1, 0, 0, _BRANCH, 0),
-            "system": (1, 0, 0, _BRANCH, 0),
-        }
-        self.kinds = np.array([per_kind[k] for k in _KINDS], dtype=np.int64)
+        table = kind_table(params)
+        self.kinds = np.array([table[k] for k in _KINDS], dtype=np.int64)
         self._array: Any = None
         self._shape_arrays: Any = None
 

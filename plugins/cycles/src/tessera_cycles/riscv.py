@@ -53,6 +53,13 @@ def _conditions(xlen: int) -> dict[str, Callable[[int, int], bool]]:
             "blt": lambda a, b: s(a) < s(b), "bge": lambda a, b: s(a) >= s(b)}
 
 
+def _branch(ins: Any) -> tuple[int, tuple[str, int, int]]:
+    """A conditional branch's taken target and (mnemonic, rs1, rs2), its condition."""
+    operands = ins.operands
+    rs1, rs2 = operands.get("rs1", 0), operands.get("rs2", 0)
+    return int(ins.address) + int(operands.get("boff", 0)), (ins.mnemonic, rs1, rs2)
+
+
 class RiscvInOrder:
     """The ``inorder`` timing model of one machine (see the module doc)."""
 
@@ -197,11 +204,7 @@ class RiscvInOrder:
 
         kind, reads, writes, dynamic = self._uses(arch, ins)
         pc = int(ins.address)
-        target, condition = pc, None
-        if kind == "branch":
-            rs1, rs2 = ins.operands.get("rs1", 0), ins.operands.get("rs2", 0)
-            target = pc + int(ins.operands.get("boff", 0))
-            condition = (ins.mnemonic, rs1, rs2)
+        target, condition = _branch(ins) if kind == "branch" else (pc, None)
         program, journal, sink = self.program, self.journal, self._sink
         explicit = dynamic is not None or len([r for r in reads if r]) > 2 or len([w for w in writes if w]) > 1
         base = id_token(program.add(pc, kind, () if explicit else reads, () if explicit else writes, target,
@@ -266,18 +269,13 @@ class RiscvInOrder:
         journal = self.journal
         pipelines = self.pipelines
         if kind == "branch":
-            rs1, rs2 = ins.operands.get("rs1", 0), ins.operands.get("rs2", 0)
-            target = pc + int(ins.operands.get("boff", 0))
-            mnemonic = ins.mnemonic
-            conditions = self._conditions
+            target, (mnemonic, rs1, rs2) = _branch(ins)
+            tests = self._condition_table
 
             def observe_branch(agent: Any, ins: Any) -> None:
                 p = pipelines.get(agent.name) or self.pipeline(agent)
-                table = conditions.get(agent.xlen)
-                if table is None:
-                    table = conditions[agent.xlen] = _conditions(agent.xlen)
                 x = agent.x
-                p.retire(pc, "branch", reads, writes, (), table[mnemonic](x[rs1], x[rs2]), target)
+                p.retire(pc, "branch", reads, writes, (), tests(agent.xlen)[mnemonic](x[rs1], x[rs2]), target)
 
             return observe_branch
 

@@ -215,14 +215,11 @@ class TileTimes:
         (``name``: the operation's form, for the timeline)."""
         busy, latency = price(self.params, unit, args)
         engine = self.engine(hart, unit)
-        timeline = self.timeline
-        if timeline is None:
-            done = engine.run(at, busy, latency)
-        else:
-            queued = engine.queued
-            done = engine.run(at, busy, latency)
+        queued = engine.queued
+        done = engine.run(at, busy, latency)
+        if self.timeline is not None:   # it started once it had queued behind the engine's earlier work
             start = at + engine.queued - queued
-            timeline.ops.append((hart, unit, name or unit, at, start, busy, latency, done, args))
+            self.timeline.ops.append((hart, unit, name or unit, at, start, busy, latency, done, args))
         self.hart(hart).ops += 1
         if unit == "lsu":
             self.lsu_done.setdefault((hart, "global" if args[0] == "global" else "shared"), []).append(done)

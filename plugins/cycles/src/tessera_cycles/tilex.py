@@ -40,6 +40,7 @@ from tessera_tile.engines import CostModel
 
 __all__ = ["ObservedCost", "TileCycles"]
 
+
 class ObservedCost(CostModel):
     """``machine.tile.cost`` under the model: the functional prices, each also told to the model.
 
