@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tessera_cycles.tensix_model import TensixParams
+
 HAS_TRACE = importlib.util.find_spec("tessera_trace") is not None
 pytestmark = pytest.mark.skipif(not HAS_TRACE, reason="the trace plugin (tessera-trace) is not installed")
 
@@ -70,7 +72,7 @@ def test_the_tensix_model_adds_unit_spans_and_fifo_counters(tmp_path):
     spans = [e for e in ours if e["ph"] == "X"]
     assert spans and all(e["dur"] >= 1 for e in spans)
     fifo = [e for e in ours if e["ph"] == "C" and e["name"].startswith("fifo")]
-    assert fifo and max(e["args"]["entries"] for e in fifo) <= 30
+    assert fifo and max(e["args"]["entries"] for e in fifo) <= TensixParams().fifo_depth
 
 
 def test_the_tile_model_adds_its_engines(tmp_path):

@@ -134,7 +134,7 @@ def test_coprocessor_done_check_waits_for_the_thread():
     assert core.t == tile.threads[1].done + 1
 
 
-@pytest.mark.parametrize("bad", [{"fifo_depth": 31}, {"fifo_depth": 0}, {"div_cycles": 0}, {"gate_latency": -1},
+@pytest.mark.parametrize("bad", [{"fifo_depth": 33}, {"fifo_depth": 0}, {"div_cycles": 0}, {"gate_latency": -1},
                                  {"l1_ports": "trisc1 trisc9"}, {"l1_ports": "trisc0, trisc0"}, {"l1_banks": 24},
                                  {"l1_bank_bytes": 0}, {"l1_contention": 1}])
 def test_bad_parameters_are_refused(bad):

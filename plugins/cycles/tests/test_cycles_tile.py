@@ -14,6 +14,7 @@ from tessera.errors import BudgetExceeded, ConfigError
 from tessera.isa.asm import assemble
 from tessera.machine import Machine
 from tessera.plugins import PluginHost
+from tessera_cycles.tensix_model import TensixParams
 from tessera_tensix.tile.arch import TILE_BH
 
 
@@ -111,7 +112,7 @@ def test_a_core_reads_its_own_time_on_the_wall_clock():
 
 
 @pytest.mark.parametrize("settings, message", [
-    ({"cycles.fifo_depth": 31}, "fifo_depth must be at most 30"),
+    ({"cycles.fifo_depth": 33}, "fifo_depth must be at most 32"),
     ({"cycles.thcon_cycles": 0}, "thcon_cycles must be a positive integer"),
 ])
 def test_bad_settings_are_one_line(settings, message):
@@ -162,7 +163,7 @@ def test_the_timeline_shows_each_units_spans_and_each_fifos_occupancy(tmp_path, 
             levels.setdefault(e["name"], []).append(e["args"]["entries"])
     assert set(levels) == {"fifo T0", "fifo T1", "fifo T2"}
     for name, seen in levels.items():           # never negative, never above the depth, drained at the end
-        assert min(seen) >= 0 and max(seen) <= 30 and seen[-1] == 0, name
+        assert min(seen) >= 0 and max(seen) <= TensixParams().fifo_depth and seen[-1] == 0, name
 
 
 def test_the_timeline_needs_the_tensix_model(tmp_path, capsys):
@@ -207,7 +208,7 @@ def test_the_timeline_as_a_value_change_dump(tmp_path, capsys):
     assert (1 in {v for _t, v in changes}) and changes[-1][1] == 0   # the matrix unit worked, then idled
     fifo_values = [int(line[1:].split()[0], 2) for line in body.splitlines()
                    if line.startswith("b") and line.split()[1] == ids["t1", "fifo"]]
-    assert fifo_values and max(fifo_values) <= 30 and fifo_values[-1] == 0
+    assert fifo_values and max(fifo_values) <= TensixParams().fifo_depth and fifo_values[-1] == 0
 
 
 def test_the_coprocessor_alone_runs_under_the_model_too():

@@ -88,7 +88,7 @@ def _render_tile(report: dict[str, Any]) -> Any:
     agents = report["agents"]
     cores = Table(title=f"cycles: {report['model']} model, clock {report['clock']:,}; baby RISC-V cores, stall "
                         "cycles by cause", title_justify="left")
-    causes = ("data", "divide", "load", "store", "fifo", "sync")
+    causes = ("data", "divide", "load", "store", "fifo", "sync", "fetch")
     for col in ("core", "instr", "cycles", "CPI", *causes):
         cores.add_column(col, justify="left" if col == "core" else "right")
     threads = Table(title="Tensix threads: cycles waited at the gate, by cause", title_justify="left")

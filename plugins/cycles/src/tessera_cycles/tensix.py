@@ -69,11 +69,13 @@ class TensixTile:
     name = "tensix"
 
     def __init__(self, machine: Any, params: dict[str, Any]) -> None:
-        from tessera_cycles.tensix_model import TensixParams, TileTimes
+        from tessera_cycles.tensix_model import WORMHOLE_ICACHE, TensixParams, TileTimes
 
         self.params = parse(TensixParams, params)
         #: kept in the machine's extensions, so a snapshot keeps the times
         self.tile: TileTimes = model_state(machine, self.name, {"tile": TileTimes(self.params)})["tile"]
+        if getattr(getattr(machine, "arch", None), "name", None) == "tensix-tile-wh":
+            self.tile.icache_sizes = dict(WORMHOLE_ICACHE)
         #: the journal watches' list: (kind, address, size, value) of every completed access
         self.journal: list[tuple[int, int, int, int]] = []
         self.l1_end = 0
@@ -185,6 +187,25 @@ class TensixTile:
         return got
 
     def _core_observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None]:
+        """A baby core's instruction: its fetch (when the model has instruction caches),
+        then its timing.  The fetch is looked up only when the core leaves the line it
+        fetched last, so straight-line code pays one comparison per instruction."""
+        timed = self._core_timing(arch, ins)
+        address = getattr(ins, "address", None)
+        if not self.params.icache or address is None:
+            return timed
+        tile = self.tile
+        core_of, fetch = tile.core, tile.fetch
+
+        def observe_fetched(agent: Any, ins: Any) -> None:
+            core = core_of(agent.name)
+            if not core.fetch_lo <= address < core.fetch_end:
+                fetch(core, address)
+            timed(agent, ins)
+
+        return observe_fetched
+
+    def _core_timing(self, arch: Any, ins: Any) -> Callable[[Any, Any], None]:
         tile, journal = self.tile, self.journal
         params = self.params
         timing = ins.encoding.timing

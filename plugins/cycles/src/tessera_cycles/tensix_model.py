@@ -57,6 +57,7 @@ from typing import Any
 
 import attrs
 
+from tessera_cycles.cache import Cache
 from tessera_cycles.params import boolean, non_negative, positive, power_of_two
 
 __all__ = ["CoreTimes", "L1Ports", "PARAM_DOCS", "TensixParams", "ThreadTimes", "TileTimes", "Timeline",
@@ -66,8 +67,8 @@ __all__ = ["CoreTimes", "L1Ports", "PARAM_DOCS", "TensixParams", "ThreadTimes", 
 def _depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     positive(instance, attribute, value)
     if int(value) > MAX_FIFO_DEPTH:  # type: ignore[call-overload]
-        raise ValueError(f"{attribute.name} must be at most {MAX_FIFO_DEPTH} (the functional FIFO takes a push "
-                         f"while it holds {MAX_FIFO_DEPTH - 2}), got {value!r}")
+        raise ValueError(f"{attribute.name} must be at most {MAX_FIFO_DEPTH} (the FIFO's 29 and the three stages "
+                         f"after it), got {value!r}")
 
 
 #: the baby cores a port group may name (tessera_tensix.tile.memmap.CORES)
@@ -97,14 +98,24 @@ def _ports(instance: object, attribute: attrs.Attribute[Any], value: object) -> 
 
 #: the deepest FIFO the model can time: the functional FIFO accepts a push while it holds at
 #: most 28, so when a push is accepted the instruction 30 before it has passed the gate
-MAX_FIFO_DEPTH = 30
+#: the instructions a thread can hold between a push and its wait gate: its FIFO's 32
+#: entries take a push while they hold at most 28 (PushTensixInstruction.md; the other four
+#: are for fused pushes, which the silicon shows do not happen), so 29, and one each in the
+#: MOP expander, the replay expander and at the wait gate (WaitGate.md) — 32, the run-ahead
+#: riscvbench measured (31.0-32.3 at one thread)
+MAX_FIFO_DEPTH = 32
+#: a baby core's instruction cache in bytes where the chip's is not known (Blackhole:
+#: unpublished; the silicon fetch ramp is flat to 4 KiB loop bodies)
+DEFAULT_ICACHE = 4096
+#: Wormhole B0's instruction caches per core (BabyRISCV/InstructionCache.md)
+WORMHOLE_ICACHE = {"brisc": 2048, "trisc0": 2048, "trisc1": 512, "trisc2": 2048, "ncrisc": 512}
 
 
 @attrs.frozen
 class TensixParams:
     """The ``tensix`` model's parameters (``--set cycles.NAME=V``)."""
 
-    fifo_depth: int = attrs.field(default=30, validator=_depth)
+    fifo_depth: int = attrs.field(default=32, validator=_depth)
     mul_latency: int = attrs.field(default=2, validator=positive)
     div_cycles: int = attrs.field(default=33, validator=positive)
     l1_load_latency: int = attrs.field(default=8, validator=positive)
@@ -115,6 +126,11 @@ class TensixParams:
     l1_ports: str = attrs.field(default="brisc ncrisc trisc0, trisc1 trisc2", validator=_ports)
     l1_banks: int = attrs.field(default=32, validator=power_of_two)
     l1_bank_bytes: int = attrs.field(default=16, validator=power_of_two)
+    icache: bool = attrs.field(default=True, validator=boolean)
+    icache_size: int = attrs.field(default=0, validator=non_negative)
+    icache_ways: int = attrs.field(default=2, validator=power_of_two)
+    icache_line: int = attrs.field(default=16, validator=power_of_two)
+    icache_miss_cycles: int = attrs.field(default=1, validator=non_negative)
     thcon_cycles: int = attrs.field(default=3, validator=positive)
     matrix_pushed_cycles: int = attrs.field(default=6, validator=positive)
     matrix_expanded_cycles: int = attrs.field(default=1, validator=positive)
@@ -127,7 +143,8 @@ class TensixParams:
 
 PARAM_DOCS: dict[str, str] = {
     "fifo_depth": "instructions a Tensix thread holds between a push and its wait gate before a push stalls the "
-                  "core (1..30; silicon run-ahead 31-32; below 29 the stall is a lower bound)",
+                  "core (1..32: the FIFO's 29, the MOP and replay expanders' and the wait gate's one each; "
+                  "silicon run-ahead 31-32; below 29 the stall is a lower bound)",
     "mul_latency": "cycles from a baby core's multiply to its result (silicon: dependent mul 2)",
     "div_cycles": "cycles a baby core's divide holds the core (silicon: divu 33)",
     "l1_load_latency": "load-to-use cycles of a baby core's load from L1 (silicon: pointer chase 8.1)",
@@ -144,6 +161,16 @@ PARAM_DOCS: dict[str, str] = {
     "l1_banks": "L1 banks, each one access a cycle (Blackhole: 32, one request per bank per cycle; Wormhole: 16)",
     "l1_bank_bytes": "bytes of consecutive L1 addresses in one bank before the next (not documented; 16 = one "
                      "128-bit bank access, rows interleaved across the banks)",
+    "icache": "each baby core fetches through its own instruction cache (InstructionCache.md): a fetch from a "
+              "16-byte line it does not hold stalls the core icache_miss_cycles; false: every fetch hits",
+    "icache_size": "a core's instruction cache (0: the chip's — Wormhole per core as InstructionCache.md gives it, "
+                    "B/T0/T2 2 KiB, T1/NC 512 bytes; Blackhole unpublished, 4096 for every core, read off the "
+                    "silicon fetch ramp: flat to a 4 KiB loop body, 1.25 cycles per instruction from 6 KiB)",
+    "icache_ways": "ways of a set of the instruction cache, least recently used replaced (not documented; 2 "
+                   "reproduces the graded ramp between 4 and 6 KiB bodies to 1 %)",
+    "icache_line": "bytes of one instruction-cache line, one 128-bit L1 read (four instructions)",
+    "icache_miss_cycles": "cycles a fetch from a line the cache does not hold stalls the core (not documented; "
+                          "1: a body that misses every line runs 5 cycles per 4 instructions, the silicon plateau)",
     "thcon_cycles": "cycles the scalar unit is busy with ADD/SUB/MUL/SHIFT/CMP/BITWOP DMAREG and its memory "
                     "ops (silicon: 3, shared by the threads)",
     "matrix_pushed_cycles": "cycles the matrix unit is busy with a math instruction a core pushed itself "
@@ -356,8 +383,11 @@ class CoreTimes:
         self.l1_next = 0                   # its L1 accesses pass its port in order: none before this
         self.loads: deque[int] = deque()   # when each outstanding L1 load's data returns
         self.instructions = 0
-        self.stalls = {"data": 0, "divide": 0, "load": 0, "store": 0, "fifo": 0, "sync": 0}
+        self.stalls = {"data": 0, "divide": 0, "load": 0, "store": 0, "fifo": 0, "sync": 0, "fetch": 0}
         self.polled = 0                    # cycles of spinning the poll rule gave back
+        self.icache: Cache | None = None   # its instruction cache (TileTimes.fetch makes it)
+        self.fetch_lo = 1                  # [fetch_lo, fetch_end): the line it fetched last
+        self.fetch_end = 0
         self.poll_since: int | None = None  # when the current run of pure loads began
         self.poll_seen: dict[int, int] = {}
 
@@ -367,7 +397,8 @@ class CoreTimes:
         return {"instructions": self.instructions, "cycles": end,
                 "cpi": round(end / self.instructions, 4) if self.instructions else 0.0,
                 "ipc": round(self.instructions / cycles, 4), "stalls": dict(self.stalls),
-                "poll_cycles_given_back": self.polled}
+                "poll_cycles_given_back": self.polled,
+                **({"icache": self.icache.stats()} if self.icache is not None else {})}
 
 
 class ThreadTimes:
@@ -419,6 +450,8 @@ class TileTimes:
         #: the cores' L1 access ports and banks (None: every core has L1 to itself)
         self.l1: L1Ports | None = L1Ports(params, self.cores) if params.l1_contention else None
         self.timeline: Timeline | None = None   # --cycles-trace (not kept by snapshots)
+        #: each core's instruction-cache size when ``icache_size`` is 0 (the chip's; TensixTile sets it)
+        self.icache_sizes: dict[str, int] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -432,8 +465,12 @@ class TileTimes:
         self.__dict__.setdefault("dest_written", {})
         for th in self.threads:
             th.waits.setdefault("dest", 0)
+        self.__dict__.setdefault("icache_sizes", {})
         for core in self.cores.values():
             core.__dict__.setdefault("l1_next", 0)
+            for name, value in (("icache", None), ("fetch_lo", 1), ("fetch_end", 0)):
+                core.__dict__.setdefault(name, value)
+            core.stalls.setdefault("fetch", 0)
 
     def core(self, name: str) -> CoreTimes:
         got = self.cores.get(name)
@@ -454,6 +491,27 @@ class TileTimes:
         return max(times, default=0)
 
     # ------------------------------------------------------------------ cores
+
+    def fetch(self, core: CoreTimes, address: int) -> None:
+        """``core`` fetches from a line other than its last: through its instruction cache
+        (BabyRISCV/InstructionCache.md: each core has its own, between it and L1; the
+        Blackhole size is unpublished).  A line the cache does not hold stalls the core
+        ``icache_miss_cycles`` — the amortised cost of a line its prefetcher did not
+        bring in time, read off the silicon fetch ramp (docs/cycles.md "Instruction
+        fetch"); true LRU in ``icache_ways``-way sets is the replacement that reproduces
+        the ramp's grading.  The caches are not on the L1 access ports (the cores'
+        instruction fetch has its own path in the model)."""
+        cache = core.icache
+        if cache is None:
+            p = self.params
+            size = p.icache_size or self.icache_sizes.get(core.name, DEFAULT_ICACHE)
+            cache = core.icache = Cache(f"{core.name} icache", size, p.icache_ways, p.icache_line,
+                                        p.icache_miss_cycles)
+        stall = cache.access(address)
+        core.fetch_lo, core.fetch_end = cache.mru_lo, cache.mru_end
+        if stall:
+            core.t += stall
+            core.stalls["fetch"] += stall
 
     def issue(self, core: CoreTimes, reads: tuple[int, ...]) -> int:
         """When ``core``'s next instruction issues: its turn, and the registers it reads ready."""
