@@ -19,7 +19,12 @@ Tracked points (the configurations a model is held to; silicon.md §3, §4, §6)
   and t3 — except the series the benchmark's own validity gate (R² ≥ 0.99 per series)
   refused: rv_store_spread at t2 and t3, where thread 0's contended rows fail it (the
   reason phase R is marked invalid in that file).  Such a point is listed, untracked, with
-  the reason.
+  the reason.  Phases f and g (the fetch ramp) likewise, g's intermediates from the runs
+  that measured them (:data:`EXTRA`);
+* the queue probes, one cold burst per point (riscvbench phase q from
+  ``riscvbench-qdrain.csv``, phase s from the primary file): each point is the shot's
+  cycles less the timer's own (:func:`harness_cycles`), tracked for the loop form from
+  :data:`BURST_TRACKED_FROM` up; the cascade and shorter bursts are listed untracked.
 
 The silicon figure is the benchmarks' own: ``(slope − loop_overhead slope) / unroll``
 per thread (``subtract_control=True``), averaged over the variant's threads — phase B's
@@ -47,7 +52,26 @@ R2_GATE = 0.99
 #: suite -> (primary dataset, phase)
 DATASETS = {"tensix-a": ("tensixbench-blackhole.csv", "A"), "tensix-b": ("tensixbench-blackhole.csv", "B"),
             "riscv-r": ("riscvbench-blackhole.csv", "r"), "riscv-t": ("riscvbench-blackhole.csv", "t"),
-            "riscv-c": ("riscvbench-blackhole.csv", "c")}
+            "riscv-c": ("riscvbench-blackhole.csv", "c"), "riscv-f": ("riscvbench-blackhole.csv", "f"),
+            "riscv-g": ("riscvbench-blackhole.csv", "g"), "riscv-q": ("riscvbench-qdrain.csv", "q"),
+            "riscv-s": ("riscvbench-blackhole.csv", "s")}
+#: a burst point is tracked from this burst length up: below, two runs of one program on
+#: the card differ by up to 5 cycles (riscvbench-qdrain.csv against its 2026-08-09 repeat,
+#: and s_solo_plain against s_co_plain, the same program at t1), half the tolerance or more
+BURST_TRACKED_FROM = 32
+CASCADE_NOTE = ("untracked: the cascade, one cold straight-line shot (its instruction fetch timed), not monotone "
+                "on the card at n ≤ 16 (phase Q's validity gate refused the primary file for it); the loop form "
+                "measures the queue (silicon.md §2.3)")
+SHORT_NOTE = (f"untracked: a burst shorter than {BURST_TRACKED_FROM}: one cold shot, which two runs of one program "
+              "read up to 5 cycles apart")
+#: probes of a suite its primary dataset lacks, and the dataset that measured each: phase
+#: g's intermediates, each built with the 4 KiB anchor in a run of its own (``--gset``;
+#: silicon.md §3: 2026-08-05 gset 1, 2 and 2026-08-09 gset 3, 4)
+EXTRA: dict[str, tuple[tuple[str, str], ...]] = {
+    "riscv-g": (("riscvbench-blackhole-2026-08-09-gset3.csv", "g_1152"),
+                ("riscvbench-blackhole-gset1.csv", "g_1536"),
+                ("riscvbench-blackhole-2026-08-09-gset4.csv", "g_1408"),
+                ("riscvbench-blackhole-gset2.csv", "g_1792"))}
 #: phase B's rows: probe -> (weight of each fidelity's cycles per call, tracked, note).  The
 #: silicon figure and Tessera's are the same weighted sum of the fidelities' slopes
 PHASE_B: dict[str, tuple[dict[str, float], bool, str]] = {
@@ -77,6 +101,7 @@ NOTES = {
     "c_xor_nt": "per xori + branch",
     "c_xor_t": "per xori + branch",
     "c_xor_alt": "per xori + branch",
+    **{f"{phase}_{k}": f"a loop body of {4 * k} bytes" for phase, ks in probes.FOOTPRINTS.items() for k in ks},
 }
 CONTENDED = "contended: upstream reads t2/t3 as ratios to t1"
 
@@ -102,6 +127,8 @@ class Row:
     within: bool | None = None
     tracked: bool = True
     note: str = ""
+    #: a burst point's burst length (riscvbench phases q and s), None for a slope figure
+    n: int | None = None
 
 
 def points(suites: Iterable[str] | None = None) -> list[Row]:
@@ -113,21 +140,76 @@ def points(suites: Iterable[str] | None = None) -> list[Row]:
         if suite == "tensix-b":
             out += _phase_b_points(data, suite)
             continue
+        if any(p.burst for p in probes.probes(suite)):
+            out += _burst_points(data, suite, phase)
+            continue
+        sources = [(data, None), *((silicon.load(extra), probe) for extra, probe in EXTRA.get(suite, ()))]
         for variant, threads in probes.VARIANTS.items():
-            for probe in data.values("probe", phase=phase, variant=variant):
-                if probe == silicon.CONTROL_PROBE:
-                    continue
-                assert isinstance(probe, str)
-                eq: dict[str, silicon.Value] = {"phase": phase, "variant": variant}
-                unit = str(data.rows_where(probe=probe, **eq)[0]["unit"])
-                figure = sum(data.cycles_per_instruction(probe, subtract_control=True, thread=t, **eq)
-                             for t in threads) / len(threads)
-                refused = _refused(data, probe, threads, eq)
-                notes = [n for n in (NOTES.get(probe, ""), CONTENDED if len(threads) > 1 else "") if n]
-                if refused:
-                    notes.insert(0, refused)
-                out.append(Row(name, suite, phase, probe, unit, variant, threads, figure,
-                               tracked=not refused, note="; ".join(notes)))
+            for source, only in sources:
+                for probe in source.values("probe", phase=phase, variant=variant):
+                    if probe != silicon.CONTROL_PROBE and only in (None, probe):
+                        assert isinstance(probe, str)
+                        out.append(_slope_row(source, suite, phase, probe, variant, threads))
+    return out
+
+
+def _slope_row(data: silicon.Dataset, suite: str, phase: str, probe: str, variant: str,
+               threads: tuple[int, ...]) -> Row:
+    """A slope probe's row: the benchmarks' figure averaged over the variant's threads."""
+    eq: dict[str, silicon.Value] = {"phase": phase, "variant": variant}
+    unit = str(data.rows_where(probe=probe, **eq)[0]["unit"])
+    figure = sum(data.cycles_per_instruction(probe, subtract_control=True, thread=t, **eq)
+                 for t in threads) / len(threads)
+    refused = _refused(data, probe, threads, eq)
+    notes = [n for n in (NOTES.get(probe, ""), CONTENDED if len(threads) > 1 else "") if n]
+    if refused:
+        notes.insert(0, refused)
+    return Row(data.name, suite, phase, probe, unit, variant, threads, figure, tracked=not refused,
+               note="; ".join(notes))
+
+
+def harness_cycles(points: Iterable[tuple[int, int]]) -> float:
+    """The timer's own cycles in one timed region: the intercept of the empty control
+    loop's cycles over its loop count (two clock reads, a loop's entry and exit)."""
+    return silicon.slope([{"n": n, "cycles": c} for n, c in points])[1]
+
+
+def _silicon_points(data: silicon.Dataset, probe: str, **eq: silicon.Value) -> list[tuple[int, int]]:
+    return [(int(r["n"]), int(r["cycles"])) for r in data.rows_where(probe=probe, **eq)]  # type: ignore[arg-type]
+
+
+def _burst_points(data: silicon.Dataset, suite: str, phase: str) -> list[Row]:
+    """A burst probe's rows, one per burst length: the cycles of the shot less the
+    timer's own (:func:`harness_cycles` of the control in the same phase, variant and
+    thread), averaged over the threads that report it — what the burst itself cost, on
+    silicon and in Tessera alike.  Only the loop form's bursts from
+    :data:`BURST_TRACKED_FROM` on are tracked."""
+    out = []
+    found = {p.name: p for p in probes.probes(suite)}
+    for variant in probes.variants(suite):
+        for probe in data.values("probe", phase=phase, variant=variant):
+            if probe == silicon.CONTROL_PROBE:
+                continue
+            assert isinstance(probe, str)
+            eq: dict[str, silicon.Value] = {"phase": phase, "variant": variant}
+            threads = tuple(sorted(int(t) for t in data.values("thread", probe=probe, **eq)))  # type: ignore[arg-type]
+            unit = str(data.rows_where(probe=probe, **eq)[0]["unit"])
+            net: dict[int, list[float]] = {}
+            for t in threads:
+                harness = harness_cycles(_silicon_points(data, silicon.CONTROL_PROBE, thread=t, **eq))
+                for n, cycles in _silicon_points(data, probe, thread=t, **eq):
+                    net.setdefault(n, []).append(cycles - harness)
+            for n, values in sorted(net.items()):
+                if not found[probe].block:
+                    note, tracked = CASCADE_NOTE, False
+                elif n < BURST_TRACKED_FROM:
+                    note, tracked = SHORT_NOTE, False
+                else:
+                    note, tracked = "", True
+                if len(threads) > 1:
+                    note = "; ".join(x for x in (note, CONTENDED) if x)
+                out.append(Row(data.name, suite, phase, probe, unit, variant, threads, sum(values) / len(values),
+                               tracked=tracked, note=note, n=n))
     return out
 
 
@@ -207,8 +289,14 @@ def compare(config: Mapping[str, Any] | None = None, suites: Iterable[str] | Non
         got = done[key]
         if phase_b:
             ours = sum(w * got.cycles_per_instruction(f, PHASE_B_THREAD) for f, w in PHASE_B[row.probe][0].items())
+        elif row.n is not None:
+            ours = sum(dict(got.series[row.probe, t].points)[row.n] - harness_cycles(got.series[probes.CONTROL, t].points)
+                       for t in row.threads) / len(row.threads)
         else:
             ours = got.cycles_per_instruction(row.probe)
+        if row.silicon == 0:    # a burst the timer's own cycles cancel on silicon: no relative error
+            out.append(attrs.evolve(row, tessera=ours))
+            continue
         error = 100.0 * (ours - row.silicon) / row.silicon
         out.append(attrs.evolve(row, tessera=ours, error_pct=error, within=abs(error) <= TOLERANCE))
     return out
@@ -223,7 +311,8 @@ def markdown(rows: Sequence[Row]) -> str:
         ours = "–" if r.tessera is None else f"{r.tessera:.3f}"
         error = "–" if r.error_pct is None else f"{r.error_pct:+.1f}"
         within = "–" if r.within is None or not r.tracked else ("yes" if r.within else "**no**")
-        lines.append(f"| {r.dataset} | {r.probe} | {r.unit} | {r.variant} | {r.silicon:.3f} | {ours} | {error} "
+        probe = r.probe if r.n is None else f"{r.probe} n={r.n}"
+        lines.append(f"| {r.dataset} | {probe} | {r.unit} | {r.variant} | {r.silicon:.3f} | {ours} | {error} "
                      f"| {within} | {r.note} |")
     tracked = [r for r in rows if r.tracked and r.within is not None]
     lines += ["", f"{sum(1 for r in tracked if r.within)} of {len(tracked)} tracked points within "
@@ -239,7 +328,8 @@ def summary(rows: Sequence[Row]) -> dict[str, Any]:
     tracked = [r for r in rows if r.tracked and r.within is not None]
     return {"tracked": len(tracked), "within": sum(1 for r in tracked if r.within), "tolerance": TOLERANCE,
             "not_within": [{"dataset": r.dataset, "probe": r.probe, "variant": r.variant, "silicon": r.silicon,
-                            "tessera": r.tessera, "error": r.error_pct} for r in tracked if not r.within]}
+                            "tessera": r.tessera, "error": r.error_pct, **({} if r.n is None else {"n": r.n})}
+                           for r in tracked if not r.within]}
 
 
 def as_json(rows: Sequence[Row]) -> str:

@@ -197,7 +197,8 @@ def list_models(as_json: bool) -> None:
 
 @cycles.command("calibrate")
 @click.option("--suite", "suites", multiple=True, metavar="SUITE",
-              help="Only this probe suite (repeatable): tensix-a, tensix-b, riscv-r, riscv-t, riscv-c (default: all).")
+              help="Only this probe suite (repeatable): tensix-a, tensix-b, riscv-r, riscv-t, riscv-c, riscv-f, "
+                   "riscv-g, riscv-q, riscv-s (default: all).")
 @click.option("--base", "base_blocks", type=click.IntRange(1, 256), default=None, metavar="N",
               help="Loop counts N, 2N, 3N, 4N per point (default: the silicon runs' own, 32; smaller is faster).")
 @click.option("--set", "params", multiple=True, metavar="cycles.NAME=V",
@@ -210,6 +211,7 @@ def calibrate(suites: tuple[str, ...], base_blocks: int | None, params: tuple[st
     """Run the Blackhole silicon benchmarks as Tessera programs under the tensix model and
     compare each measured point with silicon: configuration, silicon, Tessera, error
     (docs/cycles.md "Calibration against silicon")."""
+    from tessera.settings import guess_value
     from tessera_cycles import calibration, probes
 
     unknown = [s for s in suites if s not in probes.SUITES]
@@ -219,9 +221,9 @@ def calibrate(suites: tuple[str, ...], base_blocks: int | None, params: tuple[st
     config: dict[str, Any] = {"cycles": "tensix"}
     for item in params:
         name, eq, value = item.partition("=")
-        if not eq or not name.startswith("cycles.") or not value.strip().lstrip("-").isdigit():
-            raise click.BadParameter(f"{item!r}: expected cycles.NAME=INTEGER", param_hint="--set")
-        config[name] = int(value)
+        if not eq or not name.startswith("cycles.") or not value.strip():
+            raise click.BadParameter(f"{item!r}: expected cycles.NAME=VALUE", param_hint="--set")
+        config[name] = guess_value(value.strip())     # 4, true/false, or text (l1_ports) as `tessera run` does
     rows = calibration.compare(config, suites or None, base_blocks=base_blocks)
     if fmt == "json":
         click.echo(calibration.as_json(rows))

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -73,7 +73,7 @@ __all__ = ["DEFAULT_BASE_BLOCKS", "FIDELITIES", "MVMULS", "Measurement", "PRIME"
            "probes", "source", "variants"]
 
 #: the suites: tensixbench phases A and B and riscvbench phases r, t and c
-SUITES = ("tensix-a", "tensix-b", "riscv-r", "riscv-t", "riscv-c")
+SUITES = ("tensix-a", "tensix-b", "riscv-r", "riscv-t", "riscv-c", "riscv-f", "riscv-g", "riscv-q", "riscv-s")
 #: the benchmarks' thread sets (active TRISCs; silicon.md §1): t1 = TRISC1 alone
 VARIANTS: dict[str, tuple[int, ...]] = {"t1": (1,), "t2": (0, 1), "t3": (0, 1, 2)}
 #: tensixbench phase B's fidelities (the CSV's ``variant``) and their fidelity phases: the
@@ -84,7 +84,7 @@ FIDELITIES: dict[str, int] = {"LoFi": 1, "HiFi2": 2, "HiFi4": 4}
 MVMULS = 16
 #: MOPs a phase-B probe pushes untimed before its points, so its first timed point starts
 #: as every later one does: behind a full queue, the core stalled on it.  A queue holds at
-#: most 30 (the tensix model's deepest ``fifo_depth``; silicon run-ahead 31-32) and fills
+#: most 32 (the tensix model's deepest ``fifo_depth``; silicon run-ahead 31-32) and fills
 #: only as fast as the core pushes faster than calls leave it (a push every ~3 cycles, a
 #: call every >= 16): a LoFi queue is full after ~37 pushes, so twice the depth is safe
 PRIME = 64
@@ -161,6 +161,28 @@ class Probe:
     #: assembly run once before the probe's first point (outside timing); ``{S}`` becomes
     #: a label of the probe's own
     setup: tuple[str, ...] = ()
+    #: a burst probe (riscvbench phases q and s): one cold shot per burst length in
+    #: ``ns`` (each twice the last) of ``body`` — a straight-line cascade (``block`` 0) or
+    #: a loop of ``block`` copies a turn — instead of a slope over loop counts
+    ns: tuple[int, ...] = ()
+    block: int = 0
+    #: an untimed ``tensix_sync`` after each point's barrier: the burst starts from an
+    #: empty queue (phase q's loop form and phase s; not the cascade, nor a ``sync`` probe,
+    #: whose previous point ended drained)
+    drain: bool = False
+    #: a ``tensix_sync`` inside the timed region, after the burst (the drained figure)
+    sync: bool = False
+    #: only TRISC1 pushes; every other active thread spins ``SPIN`` times as many addi
+    #: and reports nothing (phase s's solo probes)
+    solo: bool = False
+
+    @property
+    def burst(self) -> bool:
+        return bool(self.ns)
+
+    def points(self, base_blocks: int) -> tuple[int, ...]:
+        """The ``n`` of each point: burst lengths, or loop counts ``base_blocks`` × 1..4."""
+        return self.ns or tuple(base_blocks * k for k in range(1, POINTS + 1))
 
 
 # ------------------------------------------------------------------ Tensix words
@@ -396,11 +418,77 @@ def _riscv_c() -> tuple[Probe, ...]:
     )
 
 
-_SUITES = {"tensix-a": _tensix_a, "tensix-b": _tensix_b, "riscv-r": _riscv_r, "riscv-t": _riscv_t,
-           "riscv-c": _riscv_c}
+#: riscvbench's queue probes: the cascade's burst lengths (phase q), the loop form's
+#: (phase q: 16 instructions a turn; phase s: 4), and how many times as many addi a solo
+#: probe's other threads spin (rvbench_layout.h; silicon.md §2.3)
+CASCADE = tuple(1 << p for p in range(8))
+Q_LOOP, Q_BLOCK = tuple(16 << p for p in range(7)), 16
+S_LOOP, S_BLOCK = tuple(4 << p for p in range(8)), 4
+SPIN = 4
+SOLO_ISSUER = 1
+ADDDMAREG = "ADDDMAREG 1, 60, 1, 60"
+#: ``tensix_sync``: wait until the core's Tensix thread has nothing queued or in flight
+#: (a load of ``PC_BUF_BASE + 4``, CoprocessorDoneCheck).  A sync probe's series starts
+#: with one, untimed (the benchmark: the first of a run is not like the others)
+TENSIX_SYNC = (f"    li t0, {PC_BUF_BASE:#x}", "    sw zero, 4(t0)", "    lw t0, 4(t0)")
+
+
+def _riscv_q() -> tuple[Probe, ...]:
+    """riscvbench phase q: how deep is a thread's instruction queue?  The cascade emits
+    2^p copies straight-line for p = 0..7 (guarded by p, so its compare-and-branch pairs
+    are in every point and ``q_ctrl``, the empty cascade, measures them); the loop form
+    runs n/16 turns of 16 copies, every burst from an empty queue; the ``_sync`` probes
+    end their timed region with ``tensix_sync`` (silicon.md §2.3)."""
+    push_add = "    " + push(ADDDMAREG)
+    return (
+        Probe(CONTROL, UNROLL, ()),
+        Probe("q_ctrl", 1, (), ns=CASCADE),
+        Probe("q_nop", 1, ("    " + push("NOP"),), ns=CASCADE),
+        Probe("q_setdmareg", 1, ("    " + push("SETDMAREG 0, 7, 0, 120"),), ns=CASCADE),
+        Probe("q_adddmareg", 1, (push_add,), ns=CASCADE),
+        Probe("q_adddmareg_sync", 1, (push_add,), TENSIX_SYNC, ns=CASCADE, sync=True),
+        Probe("q_loop_addi", 1, ("    addi a0, a0, 1",), ns=Q_LOOP, block=Q_BLOCK, drain=True),
+        Probe("q_loop_adddmareg", 1, (push_add,), ns=Q_LOOP, block=Q_BLOCK, drain=True),
+        Probe("q_loop_adddmareg_sync", 1, (push_add,), TENSIX_SYNC, ns=Q_LOOP, block=Q_BLOCK, sync=True),
+    )
+
+
+def _riscv_s() -> tuple[Probe, ...]:
+    """riscvbench phase s: is the queue per thread or shared?  Loops of 4 copies, n = 4 to
+    512, every burst from an empty queue; ``co``: every active thread pushes ADDDMAREG,
+    ``solo``: TRISC1 alone pushes while the others spin on addi (silicon.md §2.3)."""
+    push_add = "    " + push(ADDDMAREG)
+    loop = functools.partial(Probe, unroll=1, ns=S_LOOP, block=S_BLOCK, drain=True)
+    return (
+        Probe(CONTROL, UNROLL, ()),
+        loop("s_loop_addi", body=("    addi a0, a0, 1",)),
+        loop("s_co_plain", body=(push_add,)),
+        loop("s_co_repeat", body=(push_add,)),
+        loop("s_co_sync", body=(push_add,), sync=True),
+        loop("s_solo_plain", body=(push_add,), solo=True),
+        loop("s_solo_sync", body=(push_add,), sync=True, solo=True),
+    )
+
+
+#: riscvbench phase f's loop bodies (addi instructions; 256 bytes to 8 KiB of text) and
+#: phase g's (the 4 KiB anchor and the intermediates its five builds paired with it)
+FOOTPRINTS = {"f": (64, 128, 256, 512, 1024, 2048), "g": (1024, 1152, 1280, 1408, 1536, 1792)}
+
+
+def _footprint(phase: str) -> tuple[Probe, ...]:
+    """riscvbench phases f and g: a loop body of K ``addi`` (``unroll`` K), which finds
+    how large a loop body the core fetches at one instruction a cycle (silicon.md §2.3)."""
+    return (Probe(CONTROL, UNROLL, ()),
+            *(Probe(f"{phase}_{k}", k, _repeat(["    addi a0, a0, 1"], k)) for k in FOOTPRINTS[phase]))
+
+
+_SUITES: dict[str, Callable[[], tuple[Probe, ...]]] = {
+    "tensix-a": _tensix_a, "tensix-b": _tensix_b, "riscv-r": _riscv_r, "riscv-t": _riscv_t, "riscv-c": _riscv_c,
+    "riscv-f": functools.partial(_footprint, "f"), "riscv-g": functools.partial(_footprint, "g"),
+    "riscv-q": _riscv_q, "riscv-s": _riscv_s}
 #: suites that run only some variants: phase B times the math thread (T1) alone — the
 #: silicon run's unpack thread only follows it through the Src handshake (silicon.md §4.1)
-_ONLY = {"tensix-b": ("t1",)}
+_ONLY = {"tensix-b": ("t1",), "riscv-q": ("t1",)}
 
 
 @functools.cache
@@ -430,7 +518,7 @@ def _check(suite: str, variant: str, base_blocks: int) -> tuple[Probe, ...]:
         raise ValueError(f"{suite} runs only variant {', '.join(variants(suite))}, not {variant!r}")
     if isinstance(base_blocks, bool) or not isinstance(base_blocks, int) or base_blocks < 1:
         raise ValueError(f"base_blocks must be a positive integer, got {base_blocks!r}")
-    if len(found) * POINTS * 4 > RESULT_STRIDE:
+    if sum(len(p.points(base_blocks)) for p in found) * 4 > RESULT_STRIDE:
         raise ValueError(f"{suite}: {len(found)} probes do not fit a thread's result slots")
     return found
 
@@ -453,7 +541,7 @@ def source(suite: str, variant: str, base_blocks: int = DEFAULT_BASE_BLOCKS) -> 
         out += [f"    li s0, {tid}", "    j probes"] if tid in active else exit_now
     out += [f".org {CODE:#x}", *_prologue(suite, base_blocks)]
     for index, probe in enumerate(found):
-        out += _probe_text(index, probe)
+        out += _burst_text(index, probe) if probe.burst else _probe_text(index, probe)
     out += _epilogue(active)
     return "\n".join(out) + "\n"
 
@@ -513,6 +601,7 @@ def _probe_text(index: int, probe: Probe) -> list[str]:
     tag = f"p{index}"
     body = _labelled(probe.body, tag)
     setup = [line.replace("{S}", f"{tag}_setup") for line in probe.setup]
+    near = len(body) < NEAR
     return [
         f"# ---- probe {index}: {probe.name} (unroll {probe.unroll})",
         *setup,
@@ -526,14 +615,78 @@ def _probe_text(index: int, probe: Probe) -> list[str]:
         f"{tag}_loop:",
         *body,
         "    addi t1, t1, -1",
-        f"    bnez t1, {tag}_loop",
+        *_back(near, "t1", f"{tag}_loop", f"{tag}_done"),
         f"    lw t3, {WALL_CLOCK_L:#x}(s5)             # clock",
         "    sub t3, t3, t2",
         "    sw t3, 0(s4)",
         "    addi s4, s4, 4",
         "    addi s8, s8, -1",
-        f"    bnez s8, {tag}_point",
+        *_back(near, "s8", f"{tag}_point", f"{tag}_next"),
     ]
+
+
+#: bodies of this many lines or more are too long for a conditional branch's reach
+#: (4 KiB): their back edges branch out of the loop and jump back, as a compiler does
+NEAR = 1000
+
+
+def _back(near: bool, counter: str, loop: str, out: str) -> list[str]:
+    """A loop's back edge on ``counter``: one branch, or a branch out and a jump back."""
+    if near:
+        return [f"    bnez {counter}, {loop}"]
+    return [f"    beqz {counter}, {out}", f"    j {loop}", f"{out}:"]
+
+
+def _burst_text(index: int, probe: Probe) -> list[str]:
+    """A burst probe: per burst length, a barrier, (``drain``) an untimed ``tensix_sync``,
+    a clock read, the burst, (``sync``) a ``tensix_sync``, a clock read, the difference
+    stored.  ``s7`` holds the cascade's p (0, 1, …) or the loop form's turns (doubling)."""
+    tag = f"p{index}"
+    sync = list(TENSIX_SYNC)
+    first = probe.ns[0] // probe.block if probe.block else 0
+    lines = [f"# ---- probe {index}: {probe.name} (bursts of {', '.join(map(str, probe.ns))})",
+             *[line.replace("{S}", f"{tag}_setup") for line in probe.setup],
+             f"    li s7, {first}",
+             f"    li s8, {len(probe.ns)}",
+             f"{tag}_point:",
+             "    jal ra, barrier"]
+    if probe.drain:
+        lines += sync
+    if probe.solo:
+        lines += [f"    li t0, {SOLO_ISSUER}", f"    bne s0, t0, {tag}_spin"]
+    if probe.block:
+        lines += ["    mv t1, s7",
+                  f"    lw t2, {WALL_CLOCK_L:#x}(s5)             # clock",
+                  f"{tag}_loop:",
+                  *probe.body * probe.block,
+                  "    addi t1, t1, -1",
+                  f"    bnez t1, {tag}_loop"]
+    else:   # the cascade: 1 copy, then 2^(k-1) more for each k = 1..7 the point's p reaches
+        lines += [f"    lw t2, {WALL_CLOCK_L:#x}(s5)             # clock", *probe.body]
+        for k in range(1, len(probe.ns)):
+            lines += [f"    li t0, {k}", f"    blt s7, t0, {tag}_c{k}", *probe.body * (1 << (k - 1)), f"{tag}_c{k}:"]
+    if probe.sync:
+        lines += sync
+    lines += [f"    lw t3, {WALL_CLOCK_L:#x}(s5)             # clock",
+              "    sub t3, t3, t2",
+              "    sw t3, 0(s4)",
+              f"{tag}_stored:",
+              "    addi s4, s4, 4",
+              "    slli s7, s7, 1" if probe.block else "    addi s7, s7, 1",
+              "    addi s8, s8, -1",
+              f"    bnez s8, {tag}_point"]
+    if probe.solo:   # the other threads: SPIN times as many addi, in the same loop form; no result
+        lines += [f"    j {tag}_end",
+                  f"{tag}_spin:",
+                  f"    slli t1, s7, {SPIN.bit_length() - 1}",
+                  f"{tag}_spin_loop:",
+                  *["    addi a0, a0, 1"] * probe.block,
+                  "    addi t1, t1, -1",
+                  f"    bnez t1, {tag}_spin_loop",
+                  "    sw zero, 0(s4)",
+                  f"    j {tag}_stored",
+                  f"{tag}_end:"]
+    return lines
 
 
 def _labelled(body: Sequence[str], tag: str) -> list[str]:
@@ -623,9 +776,11 @@ class Measurement:
         return sum(values) / len(values)
 
     def table(self) -> dict[str, dict[int, float]]:
-        """Cycles per instruction of every probe but the control, per thread."""
+        """Cycles per instruction of every slope probe but the control, per thread (a
+        burst probe's points are read one by one: :attr:`series`)."""
+        bursts = {p.name for p in probes(self.suite) if p.burst}
         return {p: {t: self.cycles_per_instruction(p, t) for t in self.threads}
-                for p in self.probe_names if p != CONTROL}
+                for p in self.probe_names if p != CONTROL and p not in bursts}
 
 
 def per_iteration(points: Iterable[tuple[int, int]]) -> float:
@@ -662,7 +817,8 @@ def step_budget(suite: str, variant: str, base_blocks: int) -> int:
     takes some) — a run that needs more is stuck, not slow."""
     found = _check(suite, variant, base_blocks)
     iterations = base_blocks * sum(range(1, POINTS + 1))
-    per_thread = sum(iterations * (len(p.body) + 2) for p in found)
+    per_thread = sum(iterations * (len(p.body) + 2) for p in found if not p.burst)
+    per_thread += sum(SPIN * 2 * sum(p.ns) * max(len(p.body), 1) + 20 * len(p.ns) for p in found if p.burst)
     if suite == "tensix-b":
         per_thread += sum((iterations + PRIME) * expanded_per_call(p.name) for p in found)
     return 10 * per_thread * len(VARIANTS[variant]) + 500_000
@@ -687,9 +843,9 @@ def measure(suite: str, variant: str, *, config: Mapping[str, Any] | None = None
     m = Machine(TILE_BH, host=_host(), config=settings, engine=engine, quantum=QUANTUM)
     for address, blob in assemble(m.arch, text, file=f"<probes {suite} {variant}>").segments:
         m.space.write_bytes(address, blob, force=True)
+    slots = sum(len(p.points(base_blocks)) for p in found)
     for tid in VARIANTS[variant]:     # a slot the program never stores keeps this
-        m.space.write_bytes(RESULTS + tid * RESULT_STRIDE, UNWRITTEN.to_bytes(4, "little") * (len(found) * POINTS),
-                            force=True)
+        m.space.write_bytes(RESULTS + tid * RESULT_STRIDE, UNWRITTEN.to_bytes(4, "little") * slots, force=True)
     m.set_entry(0)
     label = f"probe suite {suite} {variant}"
     started = time.perf_counter()
@@ -707,15 +863,16 @@ def measure(suite: str, variant: str, *, config: Mapping[str, Any] | None = None
             raise ProbeError(f"{label}: RISCV T{tid} exited {code}, not 0")
     series: dict[tuple[str, int], Series] = {}
     for tid in VARIANTS[variant]:
-        slots = RESULTS + tid * RESULT_STRIDE
-        for index, probe in enumerate(found):
-            points = []
-            for k in range(POINTS):
-                cycles = m.space.read(slots + 4 * (index * POINTS + k), 4)
-                points.append((base_blocks * (k + 1), int(cycles)))
+        slot = RESULTS + tid * RESULT_STRIDE
+        for probe in found:
+            ns = probe.points(base_blocks)
+            points = tuple((n, int(m.space.read(slot + 4 * k, 4))) for k, n in enumerate(ns))
+            slot += 4 * len(ns)
             if any(c == UNWRITTEN for _n, c in points):
                 raise ProbeError(f"{label}: {probe.name} on RISCV T{tid} left a result slot unwritten")
-            series[probe.name, tid] = Series(probe.name, tid, probe.unroll, tuple(points))
+            if probe.solo and tid != SOLO_ISSUER:     # it spun; the benchmark reports no row
+                continue
+            series[probe.name, tid] = Series(probe.name, tid, probe.unroll, points)
     from tessera_cycles import report
 
     return Measurement(suite, variant, base_blocks, engine, settings, series, int(result.steps), seconds,
