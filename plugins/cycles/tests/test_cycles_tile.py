@@ -164,6 +164,19 @@ def test_the_timeline_shows_each_units_spans_and_each_fifos_occupancy(tmp_path, 
     assert set(levels) == {"fifo T0", "fifo T1", "fifo T2"}
     for name, seen in levels.items():           # never negative, never above the depth, drained at the end
         assert min(seen) >= 0 and max(seen) <= TensixParams().fifo_depth and seen[-1] == 0, name
+    # every core's code is cold once: its instruction-cache misses, per window, add up to the
+    # fetch stalls the report counts (one cycle each)
+    misses: dict[str, int] = {}
+    for e in events:
+        if e["ph"] == "C" and e["name"].startswith("I$ misses "):
+            core = e["name"].removeprefix("I$ misses ")
+            misses[core] = misses.get(core, 0) + e["args"]["per window"]
+    assert {"brisc", "trisc0", "trisc1", "trisc2"} <= set(misses)
+    source_run = machine(example("matmul").source)
+    source_run.run(max_steps=example("matmul").max_steps)
+    agents = tessera_cycles.report(source_run)["agents"]
+    assert misses == {core: agents[core]["stalls"]["fetch"] for core in misses}
+    assert all(agents[core]["icache"]["misses"] == n for core, n in misses.items())
 
 
 def test_the_timeline_needs_the_tensix_model(tmp_path, capsys):

@@ -432,6 +432,8 @@ class Timeline:
         #: (thread, time) of every push into a thread's FIFO, and of every entry passing its gate
         self.pushes: list[tuple[int, int]] = []
         self.passes: list[tuple[int, int]] = []
+        #: (core, time) of every instruction fetch that missed the core's cache
+        self.misses: list[tuple[str, int]] = []
 
 
 class TileTimes:
@@ -510,6 +512,8 @@ class TileTimes:
         stall = cache.access(address)
         core.fetch_lo, core.fetch_end = cache.mru_lo, cache.mru_end
         if stall:
+            if self.timeline is not None:
+                self.timeline.misses.append((core.name, core.t))
             core.t += stall
             core.stalls["fetch"] += stall
 

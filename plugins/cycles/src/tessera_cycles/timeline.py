@@ -10,7 +10,8 @@ whose tracks follow each agent's own instruction clock:
 * process ``counters``: ``C`` counter tracks — ``fifo T<i>``, the instructions pushed to
   thread i and not yet through its wait gate (the FIFO's occupancy), and ``ipc T<i>``,
   the instructions thread i's gate let through to a unit in each window of ``WINDOW``
-  cycles, divided by the window (the backend's issue rate per thread).
+  cycles, divided by the window (the backend's issue rate per thread), and ``I$ misses
+  <core>``, the baby core's instruction-cache misses in each window that has one.
 
 One event per line, so the file stays readable by line-oriented tools.
 
@@ -68,6 +69,11 @@ def events(timeline: Any) -> list[str]:
     for (thread, window), n in sorted(per_window.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         out.append(_event(name=f"ipc T{thread}", ph="C", pid=COUNTERS_PID, ts=window * WINDOW,
                           args={"ipc": round(n / WINDOW, 4)}))
+    # instruction-cache misses per core, per window (a window without one is not written)
+    missed: Counter[tuple[str, int]] = Counter((core, t // WINDOW) for core, t in getattr(timeline, "misses", ()))
+    for (core, window), n in sorted(missed.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        out.append(_event(name=f"I$ misses {core}", ph="C", pid=COUNTERS_PID, ts=window * WINDOW,
+                          args={"per window": n}))
     return out
 
 
