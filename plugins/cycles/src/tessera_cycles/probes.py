@@ -1,14 +1,15 @@
 """The silicon benchmarks' probes as Tessera programs on a Blackhole Tensix tile.
 
 Why this exists: the shipped measurements (:mod:`tessera_cycles.silicon`) are cycles per
-instruction that ``tensixbench`` (phases A and B) and ``riscvbench`` (phases r, t, c) read
-on a Blackhole card by timing loops with the tile's wall clock.  A cycle model is checked
+instruction that ``tensixbench`` (phases A and B) and ``riscvbench`` (phases r, t, c, f,
+g) read on a Blackhole card by timing loops with the tile's wall clock (and the cycles of
+single bursts of pushes, riscvbench's queue phases q and s).  A cycle model is checked
 against them by running the *same experiment* on the emulated tile and reading the clock
 the same way; this module writes those programs (assembly for ``tensix-tile``), runs them
 and derives the same figure the benchmarks report.
 
-Every program has the benchmarks' shape (docs: /work/notes/silicon.md section 2, in
-words; no upstream code is used):
+Every program has the benchmarks' shape (docs/silicon.md §2 describes them in words; no
+upstream code is used):
 
 * RISCV B releases T0..T2 from soft reset (``RISCV_DEBUG_REG_SOFT_RESET_0`` = 0,
   BlackholeA0 .../SoftReset.md) and exits.  T0..T2 start at their fixed pcs; a TRISC
@@ -72,7 +73,7 @@ __all__ = ["DEFAULT_BASE_BLOCKS", "FIDELITIES", "MVMULS", "Measurement", "PRIME"
            "Series", "VARIANTS", "expanded_per_call", "high_fidelity", "measure", "mop_config", "per_instruction",
            "probes", "source", "variants"]
 
-#: the suites: tensixbench phases A and B and riscvbench phases r, t and c
+#: the suites: tensixbench phases A and B and riscvbench phases r, t, c, f, g, q and s
 SUITES = ("tensix-a", "tensix-b", "riscv-r", "riscv-t", "riscv-c", "riscv-f", "riscv-g", "riscv-q", "riscv-s")
 #: the benchmarks' thread sets (active TRISCs; silicon.md §1): t1 = TRISC1 alone
 VARIANTS: dict[str, tuple[int, ...]] = {"t1": (1,), "t2": (0, 1), "t3": (0, 1, 2)}
