@@ -165,3 +165,10 @@ def test_the_fetch_ramp_comes_from_the_cache():
     assert on["g_1024"][1] == pytest.approx(1.0, abs=0.02)
     assert on["g_1024"][1] < on["g_1152"][1] < on["g_1280"][1] < on["g_1408"][1] < on["g_1536"][1]
     assert on["g_1536"][1] == pytest.approx(1.25, abs=0.005) and on["g_1792"][1] == pytest.approx(1.25, abs=0.005)
+
+
+def test_a_burst_point_is_named_with_its_length():
+    rows = calibration.points(["riscv-q"])
+    text = calibration.markdown(rows)
+    assert "| q_loop_adddmareg n=64 | TTQUEUE | t1 |" in text
+    assert {r.label for r in rows if r.probe == "q_ctrl"} == {f"q_ctrl n={n}" for n in probes.CASCADE}

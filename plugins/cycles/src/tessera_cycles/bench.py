@@ -217,7 +217,7 @@ class SiliconComparison(Workload):
         rows = calibration.compare({"cycles": "tensix"}, base_blocks=self.base)
         seconds = time.perf_counter() - t0
         tracked = [r for r in rows if r.tracked and r.within is not None]
-        misses = [f"{r.dataset} {r.probe} {r.variant}: silicon {r.silicon:.3f}, Tessera {r.tessera or 0.0:.3f} "
+        misses = [f"{r.dataset} {r.label} {r.variant}: silicon {r.silicon:.3f}, Tessera {r.tessera or 0.0:.3f} "
                   f"({r.error_pct or 0.0:+.1f} %)" for r in tracked if not r.within]
         worst = max((abs(r.error_pct or 0.0) for r in tracked), default=0.0)
         return Sample(seconds, len(tracked), {"tracked": len(tracked), "within": len(tracked) - len(misses),

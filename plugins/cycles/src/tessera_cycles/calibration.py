@@ -130,6 +130,11 @@ class Row:
     #: a burst point's burst length (riscvbench phases q and s), None for a slope figure
     n: int | None = None
 
+    @property
+    def label(self) -> str:
+        """The probe, and a burst point's length: how tables name the point."""
+        return self.probe if self.n is None else f"{self.probe} n={self.n}"
+
 
 def points(suites: Iterable[str] | None = None) -> list[Row]:
     """Every point of ``suites`` (default all) with its silicon figure, not yet measured."""
@@ -311,8 +316,7 @@ def markdown(rows: Sequence[Row]) -> str:
         ours = "–" if r.tessera is None else f"{r.tessera:.3f}"
         error = "–" if r.error_pct is None else f"{r.error_pct:+.1f}"
         within = "–" if r.within is None or not r.tracked else ("yes" if r.within else "**no**")
-        probe = r.probe if r.n is None else f"{r.probe} n={r.n}"
-        lines.append(f"| {r.dataset} | {probe} | {r.unit} | {r.variant} | {r.silicon:.3f} | {ours} | {error} "
+        lines.append(f"| {r.dataset} | {r.label} | {r.unit} | {r.variant} | {r.silicon:.3f} | {ours} | {error} "
                      f"| {within} | {r.note} |")
     tracked = [r for r in rows if r.tracked and r.within is not None]
     lines += ["", f"{sum(1 for r in tracked if r.within)} of {len(tracked)} tracked points within "

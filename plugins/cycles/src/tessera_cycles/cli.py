@@ -238,7 +238,7 @@ def calibrate(suites: tuple[str, ...], base_blocks: int | None, params: tuple[st
 
         worst = max(misses, key=lambda r: abs(r.error_pct or 0.0))
         raise CheckFailed(f"{len(misses)} of {len(tracked)} tracked points are outside {calibration.TOLERANCE:g} % "
-                          f"of silicon (worst: {worst.probe} {worst.variant}, {worst.error_pct:+.1f} %)")
+                          f"of silicon (worst: {worst.label} {worst.variant}, {worst.error_pct:+.1f} %)")
 
 
 def _calibration_table(rows: Any) -> None:
@@ -254,7 +254,7 @@ def _calibration_table(rows: Any) -> None:
         within = "-" if r.within is None or not r.tracked else ("yes" if r.within else "NO")
         if not r.tracked:
             within = "untracked"
-        table.add_row(r.dataset.removesuffix(".csv").removesuffix("-blackhole"), r.probe, r.unit, r.variant, f"{r.silicon:.3f}",
+        table.add_row(r.dataset.removesuffix(".csv").removesuffix("-blackhole"), r.label, r.unit, r.variant, f"{r.silicon:.3f}",
                       "-" if r.tessera is None else f"{r.tessera:.3f}",
                       "-" if r.error_pct is None else f"{r.error_pct:+.1f}", within)
     console = Console()
