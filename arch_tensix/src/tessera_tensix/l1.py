@@ -8,6 +8,19 @@ region's bytes (block work, no per-byte Python); writes go through the address s
 (:meth:`tessera.memory.AddressSpace.write_bytes`) so code caches and watchpoints see
 them.  An access outside L1 stops the run with a rule trap naming the unit and the
 range (the hardware's behaviour there is undocumented, so there is no lenient outcome).
+
+**The L1 note.**  An instruction whose unit accessed L1 — UNPACR, PACR, XMOV, and the
+scalar unit's LOADIND, STOREIND, ATCAS, ATINCGET, ATINCGETPTR and ATSWAP — leaves
+``thread.l1_note``, a tuple of ``(client, kind, where)``, for a timing model (the
+tessera-cycles ``tensix`` model books them on L1's access ports; it takes the note, so
+nothing else reads it).  ``client`` is the port client of WormholeB0/TensixTile/L1.md's
+port diagram: ``unpacker0``/``unpacker1`` (datums), ``unpacker0 exponents``/``unpacker1
+exponents`` (BFP exponents), ``packer0``..``packer3`` (writes), ``packer0 read`` (an
+L1-to-L1 pack), ``mover read``, ``mover write``, ``thcon``; ``kind`` is ``read``,
+``write`` (whole 16-byte rows) or ``rmw`` (a narrow write or an atomic: a
+read-modify-write); ``where`` is a byte range ``(lo, hi)`` or a numpy array of the bit
+addresses read (the unpacker's datum addresses as it computes them).  Setting it is the
+only cost when no model reads it.
 """
 
 from __future__ import annotations

@@ -286,6 +286,16 @@ def mover(core: Any) -> Mover:
     return core.unit("mover", Mover)
 
 
+def l1_note(dst: int, src: int, count: int, direction: int) -> tuple[tuple[str, str, tuple[int, int]], ...]:
+    """The L1 note (:mod:`tessera_tensix.l1`) of a transfer: the L1 range its read
+    connection reads and the one its write connection writes, as far as the direction
+    touches L1 (Mover.md: one connection for each; "TO_L0" writes go elsewhere)."""
+    dst, src = dst & MASK32, src & MASK32
+    reads = (("mover read", "read", (src, src + count)),) if direction in (L1_TO_L0, L1_TO_L1) and count else ()
+    writes = (("mover write", "write", (dst, dst + count)),) if direction in (L0_TO_L1, L1_TO_L1) and count else ()
+    return reads + writes
+
+
 def _target(dst: int) -> tuple[str, int]:
     """Where a "TO_L0" destination writes: ``("cfg", offset)``, ``("iram", offset)`` or
     ``("nowhere", dst)``."""

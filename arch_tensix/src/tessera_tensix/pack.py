@@ -609,6 +609,8 @@ class Run:
         self.unit = packers(thread.core)
         self.adcs = adcs(thread.core)
         self.l1 = thread.core.l1
+        #: (physical rows, Dst32b?) of each Dest read, as hazards.dest_written notes a write
+        self.dest_rows: list[tuple[np.ndarray, bool]] = []
 
     # ------------------------------------------------------------ helpers
     def broken(self, rule: str) -> None:
@@ -773,10 +775,12 @@ class Run:
         if rd.read32:
             swizzle = bh and bool(self.cfg.get("DEST_ACCESS_CFG_swizzle_32b"))
             p = ADJ32[int(remap)][int(swizzle)][rows]      # 10-bit Row: Adj32 folds it (Dst.md)
+            self.dest_rows.append((p, True))               # high halves; hazards.dest_blocks adds + 8
             raw = (dest.bits[p, cols].astype(_U32) << 16) | dest.bits[p + 8, cols]
             ok = None if dest.all_valid else dest.defined(p * 16 + cols) & dest.defined((p + 8) * 16 + cols)
         else:
             p = ADJ16[int(remap)][rows]
+            self.dest_rows.append((p, False))
             raw = dest.bits[p, cols].astype(_U32)
             ok = None if dest.all_valid else dest.defined(p * 16 + cols)
         if ok is not None:
@@ -1017,11 +1021,24 @@ class Run:
         used = {self.which_adc(slot) for _, slot in chosen}
         self.output_addresses(chosen)
         self.advance(used)
+        # where each stream stands: what it writes from here on is this PACR's (the L1 note)
+        marks = [(w.index, s, s.address) for w in works
+                 for s in (self.unit.packers[w.index].data, self.unit.packers[w.index].exp,
+                           self.unit.packers[w.index].rsi)]
         for w in works:
             self.pack(w, rd)
         if req.last or req.flush:
             for w in works:
                 self.finish(w)
+        # for a timing model, which takes it: Dst.md's window holds a PACR reading a block of
+        # Dest written in the cycles before (tessera-cycles' ``tensix`` model; hazards.dest_blocks)
+        self.thread.pack_note = self.dest_rows or None
+        # and L1's access ports (the L1 note, tessera_tensix.l1): each packer's writes, packer
+        # 0's reads of an L1-to-L1 pack
+        wrote = tuple((f"packer{i}", "write", (a, s.address)) for i, s, a in marks if s.address > a)
+        read = tuple(("packer0 read", "read", (w.address, w.address + w.count * {0: 4, 1: 2}.get(
+            self.get(w.slot, "In_data_format") & 3, 1))) for w in works if w.source == "l1" and w.count > 0)
+        self.thread.l1_note = wrote + read
 
 
 def execute(thread: Any, ins: Any, req: Pacr) -> None:

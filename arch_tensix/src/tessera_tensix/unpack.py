@@ -493,6 +493,8 @@ class _Job:
             _undefined(self.thread, ins, f"input address {datum0 / 8:g} is not 16-byte aligned (needed by "
                                          + ("X/Y transpose" if self.transpose else "Tileize_mode") + ")")
         self.zeros = None
+        delta_at: np.ndarray | None = None
+        exp_at: np.ndarray | None = None
         if self.uncompressed:
             n = self.count
             datum_at = _uncompressed_addresses(datum0, n, size, self.stride, wrap, self.row)
@@ -518,8 +520,15 @@ class _Job:
                 start16 = self.exp_addr * 16 + first            # InAddr_Exponents in 1/16 bytes
                 if wrap.active and start16 > 2 * wrap.limit:
                     start16 -= 2 * wrap.size
-                exps = _gather(core, ins, _exponent_addresses(start16, n, wrap) * 8, 8)
+                exp_at = _exponent_addresses(start16, n, wrap) * 8
+                exps = _gather(core, ins, exp_at, 8)
         which = self.f.which
+        # the bits read, for a timing model (the L1 note, tessera_tensix.l1): the datums (and
+        # zero counts) through the unpacker's ports, the exponents through its exponent client
+        client = f"unpacker{which}"
+        self.thread.l1_note = ((client, "read", datum_at),) + (
+            () if delta_at is None else ((client, "read", delta_at),)) + (
+            () if exp_at is None else ((client + " exponents", "read", exp_at),))
         unsigned = bool(self.get("ALU_FORMAT_SPEC_REG0_SrcBUnsigned" if which else "ALU_FORMAT_SPEC_REG0_SrcAUnsigned"))
         self.values, problem = convert(self.in_fmt, self.out_fmt, raw, exps, self.to_dst, unsigned)
         # AllDatumsAreZero replaces every converted datum with 0 (UNPACR_Regular.md's main

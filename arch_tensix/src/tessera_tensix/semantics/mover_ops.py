@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera_tensix import cfgregs, rules
-from tessera_tensix.mover import mover
+from tessera_tensix.mover import l1_note, mover
 from tessera_tensix.semantics import op
 
 MASK32 = 0xFFFF_FFFF
@@ -33,5 +33,9 @@ def xmov(thread: Any, ins: Any) -> None:
     src = (cfg.get(_REG6 + "Source_address") << 4) & MASK32
     count = (cfg.get(_REG6 + "Buffer_size") & 0xFFFF) << 4
     direction = cfg.get(_REG6 + "Transfer_direction") & 3
-    mover(thread.core).transfer(thread.core, dst, src, count, direction, who=ins.mnemonic,
-                                broken=lambda text: rules.broken(thread, ins, text), word=ins.word)
+    unit = mover(thread.core)
+    done = unit.transfers
+    unit.transfer(thread.core, dst, src, count, direction, who=ins.mnemonic,
+                  broken=lambda text: rules.broken(thread, ins, text), word=ins.word)
+    if unit.transfers != done:          # it ran: what it read and wrote, for a timing model
+        thread.l1_note = l1_note(dst, src, count, direction)

@@ -79,6 +79,14 @@ def _in_l1(thread: Any, ins: Any, address: int) -> bool:
     return False
 
 
+def _note(thread: Any, kind: str, address: int) -> None:
+    """The L1 note (:mod:`tessera_tensix.l1`) of a scalar-unit access to the 16-byte row of
+    ``address``: ``read``, ``write`` (all 128 bits) or ``rmw`` (a narrower write or an
+    atomic, which L1.md says is a read-modify-write of the row)."""
+    row = address & ~15
+    thread.l1_note = (("thcon", kind, (row, row + 16)),)
+
+
 def _l1_write(thread: Any, offset: int, data: Any, who: str) -> None:
     """Write L1 (which wakes threads waiting on L1 contents: :attr:`L1.signal`)."""
     thread.core.l1.write(offset, data, who)
@@ -116,6 +124,7 @@ def loadind(thread: Any, ins: Any) -> None:
     if not _in_l1(thread, ins, address):
         return
     advance(gpr, offset_half, ins.auto_inc_spec)
+    _note(thread, "read", address)
     l1, result = thread.core.l1, ins.data_reg_index
     if size == 0:                                  # 128 bits into four GPRs
         first = result & 0x3C
@@ -147,6 +156,7 @@ def _storeind_l1(thread: Any, ins: Any) -> None:
     if not _in_l1(thread, ins, address):
         return
     advance(gpr, offset_half, ins.auto_inc_spec)   # before the GPRs are read, as in the model
+    _note(thread, "rmw" if size else "write", address)
     data = ins.data_reg_index
     if size == 0:
         first = data & 0x3C
@@ -304,6 +314,7 @@ def atcas(thread: Any, ins: Any) -> None:
     old = _word(thread, address)
     if old != compare:
         thread.core.signal.hold(thread, f"ATCAS waits: L1 word {address:#x} holds {old:#x}, not {compare}")
+    _note(thread, "rmw", address)
     _l1_write(thread, address, new.to_bytes(4, "little"), "ATCAS")
 
 
@@ -317,6 +328,7 @@ def atincget(thread: Any, ins: Any) -> None:
     mask = ((2 << width) - 1) & MASK32
     original = _word(thread, address)
     incremented = (original + gpr[ins.data_reg_index]) & MASK32
+    _note(thread, "rmw", address)
     _l1_write(thread, address, ((incremented & mask) | (original & ~mask & MASK32)).to_bytes(4, "little"),
               "ATINCGET")
     gpr[ins.data_reg_index] = original
@@ -344,6 +356,7 @@ def atincgetptr(thread: Any, ins: Any) -> None:
     mask = (1 << width) - 1
     original = words[which]
     new = (((original + increment) & mask) | (original & ~mask)) & MASK32
+    _note(thread, "rmw", address)
     _l1_write(thread, address + 4 * which, new.to_bytes(4, "little"), "ATINCGETPTR")
     gpr[ins.data_reg_index] = original
 
@@ -365,6 +378,7 @@ def atswap(thread: Any, ins: Any) -> None:
     l1 = thread.core.l1
     old = l1.read_as(address, np.uint16, 8, "ATSWAP")
     keep = ((mask >> np.arange(8)) & 1).astype(bool)
+    _note(thread, "rmw", address)
     _l1_write(thread, address, np.where(keep, new, old).astype(np.uint16), "ATSWAP")
 
 

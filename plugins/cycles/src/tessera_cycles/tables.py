@@ -92,7 +92,7 @@ def _render_tile(report: dict[str, Any]) -> Any:
     for col in ("core", "instr", "cycles", "CPI", *causes):
         cores.add_column(col, justify="left" if col == "core" else "right")
     threads = Table(title="Tensix threads: cycles waited at the gate, by cause", title_justify="left")
-    waits = ("unit", "source", "sync", "empty")
+    waits = ("unit", "source", "dest", "sfpu", "fpu", "l1", "sync", "empty")
     for col in ("thread", "instr", "expanded", "done at", *waits):
         threads.add_column(col, justify="left" if col == "thread" else "right")
     for name, rep in agents.items():

@@ -12,7 +12,11 @@ cycle (each agent's own ``cycles`` counts its instructions) and keeps the tile's
   clock, ``PC_BUF`` and the semaphores, the push window), a ``.ttinsn`` push to the
   core's own thread;
 * a Tensix thread's instruction — its mnemonic and unit (``Encoding.unit``), whether an
-  expander made it (``ins.issued_by``), and how many words the thread has popped.
+  expander made it (``ins.issued_by``), and how many words the thread has popped; what
+  the automatic stall logic sees of it (:func:`~tessera_cycles.auto_stalls.view`, once
+  per decoded instruction); the Dest rows a matrix-unit instruction wrote or a PACR
+  read, and the L1 rows an unpacker, packer, the mover or ThCon accessed (notes the
+  Tensix plugin leaves on the thread).
 
 The wall clock a core reads (``RISCV_DEBUG_REG_WALL_CLOCK_L``) is that core's time in the
 model (:meth:`local_time`), so a kernel timing itself with the clock, as the silicon
@@ -24,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tessera_cycles.auto_stalls import View, view
 from tessera_cycles.live import model_state, register_model
 from tessera_cycles.params import parse
 from tessera_cycles.tensix_model import MATRIX_WORK
@@ -43,6 +48,9 @@ TILES = ("tensix-tile", "tensix-tile-wh")
 THREAD_ARCHS = ("tensix", "tensix-wh")
 
 READ = 0  # tessera.memory.watch.READ; journal entries are (kind, address, size, value)
+#: coprocessor instructions whose unit may access L1 and note it (tessera_tensix.l1)
+L1_NOTED = frozenset({"ttunpacr", "ttpacr", "ttxmov", "ttloadind", "ttstoreind", "ttatcas", "ttatincget",
+                      "ttatincgetptr", "ttatswap"})
 
 
 def applies(arch: Any) -> bool:
@@ -128,27 +136,51 @@ class TensixTile:
     def observer(self, arch: Any, ins: Any) -> Callable[[Any, Any], None] | None:
         name = getattr(arch, "name", None)
         if name in THREAD_ARCHS:
-            return self._thread_observer(ins)
+            return self._l1_noted(ins, self._thread_observer(ins, "wh" if name == "tensix-wh" else "bh"))
         if name in TILES:
             return self._core_observer(arch, ins)
         return None
 
-    def _thread_observer(self, ins: Any) -> Callable[[Any, Any], None]:
+    def _thread_observer(self, ins: Any, chip: str) -> Callable[[Any, Any], None]:
+        """A Tensix thread's instruction (of ``chip``, "bh" or "wh"): what the automatic stall
+        logic sees of it is worked out here, once per decoded instruction (auto_stalls.view)."""
         tile, journal = self.tile, self.journal
         mnemonic = ins.mnemonic
         unit = ins.encoding.unit
         expanded = getattr(ins, "issued_by", None) is not None
+        stall = view(chip, mnemonic, ins) if self.params.auto_stalls else None
         if mnemonic in MATRIX_WORK and self.params.dest_window:
-            return self._dest_observer(ins, mnemonic, unit, expanded)
+            return self._dest_observer(ins, mnemonic, unit, expanded, stall)
+        if mnemonic == "ttpacr" and self.params.dest_window:
+            return self._pack_observer(mnemonic, unit, expanded, stall)
 
         def observe(thread: Any, ins: Any) -> None:
             if journal:
                 journal.clear()
-            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0))
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), stall=stall)
 
         return observe
 
-    def _dest_observer(self, ins: Any, mnemonic: str, unit: str, expanded: bool) -> Callable[[Any, Any], None]:
+    def _l1_noted(self, ins: Any, observe: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+        """``observe``, for an instruction whose unit accesses L1 (:data:`L1_NOTED`) preceded
+        by handing the model the accesses the Tensix plugin noted on the thread
+        (``thread.l1_note``, tessera_tensix.l1), which it books on L1's ports and banks."""
+        if ins.mnemonic not in L1_NOTED or self.tile.l1 is None or not self.params.l1_coprocessor:
+            return observe
+        tile = self.tile
+
+        def observe_l1(thread: Any, ins: Any) -> None:
+            note = getattr(thread, "l1_note", None)
+            if note is not None:
+                thread.l1_note = None
+            tile.l1_note = note
+            observe(thread, ins)
+            tile.l1_note = None
+
+        return observe_l1
+
+    def _dest_observer(self, ins: Any, mnemonic: str, unit: str, expanded: bool,
+                       stall: View | None) -> Callable[[Any, Any], None]:
         """A matrix-unit instruction: the Dest blocks it wrote, which the Tensix plugin notes
         on the thread (``thread.dest_note``, ``tessera_tensix.hazards``), and whether it read
         them (it accumulates), for Dst.md's read-after-write window."""
@@ -169,7 +201,34 @@ class TensixTile:
             if note is not None and dest_blocks is not None:
                 thread.dest_note = None
                 dest = (blocks_of(note, dest_blocks), reads)
-            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), dest)
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), dest, stall)
+
+        return observe
+
+    def _pack_observer(self, mnemonic: str, unit: str, expanded: bool,
+                       stall: View | None) -> Callable[[Any, Any], None]:
+        """A PACR: the Dest blocks it packed from, which the Tensix plugin notes on the thread
+        (``thread.pack_note``: ``(rows, Dst32b?)`` per Dest read, ``tessera_tensix.pack``), for
+        Dst.md's read-after-write window, which holds a PACR reader too."""
+        hazards: Any
+        try:
+            from tessera_tensix import hazards
+        except ImportError:                 # another Tensix implementation: no notes to read
+            hazards = None
+        dest_blocks = hazards.dest_blocks if hazards is not None else None
+        tile, journal, blocks_of = self.tile, self.journal, self._dest_blocks
+
+        def observe(thread: Any, ins: Any) -> None:
+            if journal:
+                journal.clear()
+            note = getattr(thread, "pack_note", None)
+            blocks = None
+            if note is not None and dest_blocks is not None:
+                thread.pack_note = None
+                blocks = blocks_of(note[0], dest_blocks)
+                for more in note[1:]:
+                    blocks = blocks | blocks_of(more, dest_blocks)
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), None, stall, blocks)
 
         return observe
 
@@ -306,10 +365,11 @@ class TensixTile:
     # ------------------------------------------------------------------ reporting
 
     def report(self, machine: Any) -> dict[str, Any]:
-        """Per core and thread: instructions, cycles, stalls; per unit: busy cycles."""
+        """Per core and thread: instructions, cycles, stalls; per unit: busy cycles; per
+        coprocessor L1 client: instructions, rows, cycles waited (``l1_clients``)."""
         import attrs
 
         rep = self.tile.report()
         agents = {**rep["cores"], **rep["threads"]}
         return {"model": self.name, "clock": int(machine.clock), "params": attrs.asdict(self.params),
-                "agents": agents, "units": rep["units"]}
+                "agents": agents, "units": rep["units"], "l1_clients": rep["l1"]}

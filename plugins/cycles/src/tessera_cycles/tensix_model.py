@@ -20,7 +20,10 @@ sliced:
   (WormholeB0/TensixTile/L1.md "Port assignments", whose diagram is drawn by
   tt-isa-documentation Diagrams/Src/L1.lua; "Baby RISCV cores" for the narrow read and
   write).  A load that waits for its port or bank returns that much later and holds its
-  load-buffer slot that much longer; a store waits to start.
+  load-buffer slot that much longer; a store waits to start.  The coprocessor's L1
+  clients — unpackers, packers, mover, ThCon — book the rows each instruction reads or
+  writes on their own ports of the same diagram (:data:`CLIENT_PORTS`), at their
+  documented rates; rows that wait hold the instruction's unit that much longer.
 * **A push** (``.ttinsn``, or a store to ``INSTRN_BUF_BASE``) enters the thread's FIFO
   at the core's time, unless the thread has ``fifo_depth`` instructions that have not
   yet passed its wait gate: then the core stalls until the oldest of them does
@@ -37,6 +40,11 @@ sliced:
 * **Waits the gate implements** become times: ``STALLWAIT`` waits until every unit it
   could name has drained; ``SEMWAIT`` until the semaphore's last change; a matrix-unit
   instruction until the source banks were last made valid (an unpack, ``SETDVALID``).
+* **Stalls the hardware inserts**: Dest's read-after-write window holds a matrix-unit
+  instruction that accumulates onto, and a PACR that packs from, an 8x16 block of Dest
+  written in the last ``dest_window`` cycles (Dst.md); an instruction may make its unit
+  refuse others on the cycles after it — SFPSWAP, SFPSHFT2's shuffles, Blackhole's MAD
+  family, the matrix unit's moves (:mod:`tessera_cycles.auto_stalls`, ``auto_stalls``).
 * **A core waiting on the coprocessor**: a load of ``PC_BUF_BASE + 4``
   (CoprocessorDoneCheck, ``tensix_sync``) completes when the core's thread has finished
   everything it was given; a core *polling* memory (loads and register arithmetic only,
@@ -56,7 +64,9 @@ from collections import deque
 from typing import Any
 
 import attrs
+import numpy as np
 
+from tessera_cycles.auto_stalls import Bar, View
 from tessera_cycles.cache import Cache
 from tessera_cycles.params import boolean, non_negative, positive, power_of_two
 
@@ -88,6 +98,12 @@ def port_groups(text: str) -> tuple[tuple[str, ...], ...]:
                 raise ValueError(f"l1_ports names {name!r} twice")
             seen.add(name)
     return groups
+
+
+def _unpack_rows(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    positive(instance, attribute, value)
+    if int(value) > 4:  # type: ignore[call-overload]
+        raise ValueError(f"{attribute.name} must be at most 4 (an unpacker has four read ports), got {value!r}")
 
 
 def _ports(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -139,6 +155,9 @@ class TensixParams:
     sfpu_cycles: int = attrs.field(default=1, validator=positive)
     gate_latency: int = attrs.field(default=1, validator=non_negative)
     dest_window: int = attrs.field(default=4, validator=non_negative)
+    auto_stalls: bool = attrs.field(default=True, validator=boolean)
+    l1_coprocessor: bool = attrs.field(default=True, validator=boolean)
+    l1_unpack_rows: int = attrs.field(default=4, validator=_unpack_rows)
 
 
 PARAM_DOCS: dict[str, str] = {
@@ -182,8 +201,18 @@ PARAM_DOCS: dict[str, str] = {
     "sfpu_cycles": "cycles the vector unit is busy with one instruction (silicon: 1, SFPMAD included)",
     "gate_latency": "cycles from a push to the earliest the instruction can pass its thread's wait gate",
     "dest_window": "cycles after a matrix-unit instruction writes an aligned 8x16 block of Dest during which a "
-                   "matrix-unit instruction that reads the block (it accumulates: MVMUL, ELWMUL …) is stalled "
-                   "(Dst.md: four; 0: no stall)",
+                   "matrix-unit instruction that reads the block (it accumulates: MVMUL, ELWMUL …) or a PACR "
+                   "that packs from it is stalled (Dst.md: four; 0: no stall)",
+    "auto_stalls": "the backend's automatic stalls on the cycles after an instruction (auto_stalls.py: SFPSWAP, "
+                   "Blackhole's SFPSHFT2 shuffles and MAD family, the matrix unit's moves and SHIFTXB; their "
+                   "pages); false: none",
+    "l1_coprocessor": "the coprocessor's L1 clients (unpackers, packers, mover, ThCon) share L1's access ports and "
+                      "banks with the cores (l1_contention on): each on its ports of the Wormhole B0 port diagram "
+                      "(L1.md), one 16-byte row a port a cycle, a packer one a cycle, the mover 8 reads and 8 "
+                      "writes per 11 cycles (Mover.md, measured), ThCon one access, a narrow write or atomic "
+                      "l1_store_period; an instruction whose rows wait holds its unit that much longer",
+    "l1_unpack_rows": "16-byte rows an unpacker reads a cycle (1..4; L1.md: four in theory, on its four ports, "
+                      "fewer when a format's bottleneck is downstream of L1 — not measured)",
 }
 
 #: scalar-unit (THCON) instructions that take ``thcon_cycles``; SETDMAREG and the rest take 1
@@ -199,6 +228,11 @@ MATRIX_WORK = frozenset({
     "ttmovd2a", "ttmovd2b"})
 #: front-end instructions: consumed by the expanders, never reach a unit
 FRONT_END = frozenset({"ttmop", "ttmopcfg", "ttreplay", "ttnop", "ttresourcedecl"})
+#: the wait cause of an automatic stall, by unit (TileTimes._accept)
+STALL_CAUSE = {"SFPU": "sfpu", "MATH": "fpu"}
+#: refusals a unit keeps before the oldest are dropped (TileTimes._bar)
+BAR_HORIZON = 4096
+EMPTY_LREGS: frozenset[int] = frozenset()
 
 
 class UnitCalendar:
@@ -280,8 +314,34 @@ class UnitCalendar:
             del self.starts[:cut], self.ends[:cut]
 
 
+#: the access ports of the coprocessor's L1 clients (WormholeB0/TensixTile/L1.md "Port
+#: assignments", the diagram tt-isa-documentation Diagrams/Src/L1.lua draws): ``#n`` is
+#: the diagram's port #n, which no baby core uses; a core's name is the port that core is
+#: behind (``l1_ports``: by default B, NC and T0's port #2, T1 and T2's port #3).  Port #2's
+#: mux also takes a second-level mux of the unpackers' exponent reads, packer 0's reads,
+#: packer 2, ThCon and the mover's reads; port #3's one of the mover's writes, TDMA-RISC
+#: and packer 3; port #1's ECC scrubber, packer 1 and unpacker 1.  Blackhole publishes no
+#: diagram: the same ports (its one packer is packer 0).
+CLIENT_PORTS: dict[str, tuple[str, ...]] = {
+    "unpacker0": ("#0", "#9", "#10", "#11"), "unpacker1": ("#1", "#9", "#10", "#11"),
+    "unpacker0 exponents": ("brisc",), "unpacker1 exponents": ("brisc",),
+    "packer0": ("#8",), "packer1": ("#1",), "packer2": ("brisc",), "packer3": ("trisc1",),
+    "packer0 read": ("brisc",), "thcon": ("brisc",), "mover read": ("brisc",), "mover write": ("trisc1",)}
+#: rows a client moves per cycles when nothing waits (L1.md "Maximum theoretical
+#: bandwidth"): a packer writes one a cycle, an unpacker's exponent reads and packer 0's
+#: reads one a cycle; the mover's copy 8 reads and 8 writes per 11 cycles (Mover.md,
+#: measured; its writes a cycle behind its reads), its memset one write a cycle; ThCon
+#: makes one access; an unpacker's datum rate is ``l1_unpack_rows``
+CLIENT_RATES: dict[str, tuple[int, int]] = {"mover copy": (8, 11)}
+#: rows of one client's accesses in an instruction booked one by one; the rest of a longer
+#: transfer (a large XMOV) holds its ports for the time it takes at its rate, its banks
+#: unbooked — a row a cycle spread over all of them
+EXACT_ROWS = 256
+
+
 class L1Ports:
-    """When L1's access ports and banks are busy with the baby cores' data accesses.
+    """When L1's access ports and banks are busy: the baby cores' data accesses and the
+    coprocessor's L1 clients (unpackers, packers, mover, ThCon).
 
     WormholeB0/TensixTile/L1.md: each bank does one 128-bit access a cycle and a bank
     conflict makes all but one port wait; clients sharing a port go through a mux that
@@ -297,9 +357,14 @@ class L1Ports:
     port at the first time at or after it asks that the port is free, holds the port from
     then until its bank is free and it is done (the head of the line blocks the port), and
     holds the bank for its own cycles; a mux's round robin is so a first-come order in
-    time (ties: whichever core the functional run ran first).  The coprocessor's clients
-    of the same ports (packers, unpackers, mover, ThCon) and the cores' instruction
-    fetches are not booked here."""
+    time (ties: whichever core the functional run ran first).
+
+    The coprocessor's clients are booked the same way (:meth:`clients`): each 16-byte row
+    an instruction reads or writes is an access of its client, on the client's ports
+    (:data:`CLIENT_PORTS`, rows dealt over them in turn) at the client's rate
+    (:data:`CLIENT_RATES`), so a client and a core (or two clients) that want one port or
+    bank in the same cycle take turns, whichever asked first going first.  The cores'
+    instruction fetches, TDMA-RISC's mover commands and the NoC are not booked."""
 
     #: bookings between two prunings of a calendar, and how far behind the latest booking
     #: an access may still be timed against what was booked (beyond: as if it was free)
@@ -307,8 +372,10 @@ class L1Ports:
     #: the latest bookings of a poll that can be taken back
     POLL_LOG = 4096
 
-    def __init__(self, params: TensixParams, cores: dict[str, CoreTimes]) -> None:
+    def __init__(self, params: TensixParams, cores: dict[str, CoreTimes],
+                 threads: list[ThreadTimes] | None = None) -> None:
         self.cores = cores
+        self.threads = threads or []     # a thread's instruction may ask from its gate's time on
         self.port_of: dict[str, int] = {}
         for index, group in enumerate(port_groups(params.l1_ports)):
             for name in group:
@@ -321,19 +388,50 @@ class L1Ports:
         #: per core, the bookings of its current run of polling loads (the latest ones): a
         #: poll the model gives back takes its accesses back too
         self.polling: dict[str, deque[tuple[UnitCalendar, int, int, UnitCalendar, int, int]]] = {}
+        self.unpack_rows = params.l1_unpack_rows
+        self.rmw_cycles = params.l1_store_period    # a narrow write or an atomic (L1.md: five)
+        #: per coprocessor client: [instructions, rows, cycles its rows waited]
+        self.client_counts: dict[str, list[int]] = {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name, value in (("threads", []), ("unpack_rows", 4), ("rmw_cycles", 5), ("client_counts", {})):
+            self.__dict__.setdefault(name, value)   # a snapshot from before the clients were booked
 
     def access(self, core: str, address: int, at: int, length: int, polling: bool = False) -> int:
         """Book ``core``'s access to ``address`` for ``length`` cycles, from the first time
         ``>= at`` its port and the address's bank are both free; return that time.
         ``polling``: a load of a poll (:meth:`give_back` may withdraw it)."""
-        key: int | str = self.port_of.get(core, core)
+        port = self._port(core)
+        bank = self._bank(address)
+        head, start = self._take(port, bank, at, length)
+        self.waited += start - at
+        if polling:
+            log = self.polling.get(core)
+            if log is None:
+                log = self.polling[core] = deque(maxlen=self.POLL_LOG)
+            log.append((port, head, start + length - head, bank, start, length))
+        return start
+
+    def _port(self, name: str) -> UnitCalendar:
+        """The port a core (or a client's ``#n`` port) is on."""
+        key: int | str = self.port_of.get(name, name)
         port = self.ports.get(key)
         if port is None:
             port = self.ports[key] = UnitCalendar(f"l1 port {key}")
+        return port
+
+    def _bank(self, address: int) -> UnitCalendar:
         b = (address >> self.bank_shift) & self.bank_mask
         bank = self.banks.get(b)
         if bank is None:
             bank = self.banks[b] = UnitCalendar(f"l1 bank {b}")
+        return bank
+
+    def _take(self, port: UnitCalendar, bank: UnitCalendar, at: int, length: int) -> tuple[int, int]:
+        """Book an access of ``length`` cycles through ``port`` to ``bank`` from the first
+        time ``>= at`` both are free: ``(head, start)`` — when it reached the head of its
+        port's line, which it holds from then on, and when it got its bank."""
         t = at
         while True:
             head = port.first_free(t, length)          # it reaches the head of its port
@@ -343,17 +441,103 @@ class L1Ports:
             t = head + 1                               # the port is wanted before then: after that
         port.book(head, start + length - head)
         bank.book(start, length)
-        self.waited += start - at
-        if polling:
-            log = self.polling.get(core)
-            if log is None:
-                log = self.polling[core] = deque(maxlen=self.POLL_LOG)
-            log.append((port, head, start + length - head, bank, start, length))
         for cal in (port, bank):
             if cal.issued % self.PRUNE == 0:
-                low = min((c.t for c in self.cores.values()), default=0)
-                cal.forget_before(max(low, cal.last_end - self.HORIZON) - 1)
-        return start
+                cal.forget_before(max(self._low(), cal.last_end - self.HORIZON) - 1)
+        return head, start
+
+    def _low(self) -> int:
+        """The earliest time anything may still ask for a port: a core's next instruction, or
+        the gate of a thread with instructions pushed and not yet passed."""
+        times = [c.t for c in self.cores.values()] + [th.front for th in self.threads if th.pushed > th.entries]
+        return min(times, default=0)
+
+    # ------------------------------------------------------------------ the coprocessor's clients
+
+    def clients(self, note: tuple[tuple[str, str, Any], ...], at: int) -> tuple[int, int]:
+        """Book the L1 accesses of one coprocessor instruction whose unit starts at ``at``:
+        ``note`` is what the unit noted, ``(client, kind, where)`` per access
+        (tessera_tensix.l1: ``where`` a byte range or an array of bit addresses; ``kind``
+        ``rmw``: a read-modify-write, ``l1_store_period`` cycles).  Each client's rows go
+        from ``at`` (the mover's writes of a copy a cycle later), in address order, at its
+        rate.  Returns ``(free, done)``: when the last access would have finished with L1
+        to itself, and when it did."""
+        rows: dict[str, list[Any]] = {}
+        rmw: set[str] = set()
+        for client, kind, where in note:
+            if isinstance(where, tuple):
+                got: Any = range(where[0] >> 4, (where[1] + 15) >> 4)
+            else:
+                got = np.unique(np.asarray(where) >> 7)
+            if len(got):
+                rows.setdefault(client, []).append(got)
+                if kind == "rmw":
+                    rmw.add(client)
+        free = done = at
+        copy = "mover read" in rows
+        for client, parts in rows.items():
+            if client not in CLIENT_PORTS:
+                continue
+            if len(parts) == 1:
+                these = parts[0]
+            else:
+                these = np.unique(np.concatenate([np.asarray(part) for part in parts]))
+            if client in ("mover read", "mover write") and copy:
+                rate, begin = CLIENT_RATES["mover copy"], at + (client == "mover write")
+            else:
+                rate, begin = ((self.unpack_rows, 1) if client in ("unpacker0", "unpacker1") else (1, 1)), at
+            f, d = self.stream(client, these, begin, rate, self.rmw_cycles if client in rmw else 1)
+            free, done = max(free, f), max(done, d)
+        return free, done
+
+    def stream(self, client: str, rows: Any, at: int, rate: tuple[int, int], length: int) -> tuple[int, int]:
+        """``client`` accesses ``rows`` (16-byte row numbers, in order) from ``at``, ``rate``
+        rows per cycles (``(r, c)``: row i asks at ``at + i * c // r``), dealt over its ports
+        in turn, each access ``length`` cycles.  The first :data:`EXACT_ROWS` are booked one
+        by one (:meth:`_take`: its port in order, then its bank); the rest of a longer
+        transfer holds each port for the time it takes at its rate (its banks are not
+        booked).  Returns ``(free, done)`` as :meth:`clients`."""
+        ports = [self._port(name) for name in CLIENT_PORTS[client]]
+        r, c = rate
+        k, n = len(ports), len(rows)
+        exact = min(n, EXACT_ROWS)
+        done = at
+        banks, shift, mask, prune = self.banks, self.bank_shift, self.bank_mask, self.PRUNE
+        for i, row in enumerate(rows[:exact].tolist() if hasattr(rows, "tolist") else rows[:exact]):
+            port, t = ports[i % k], at + i * c // r
+            bank = banks.get(((row << 4) >> shift) & mask) or self._bank(row << 4)
+            if port.last_end <= t and bank.last_end <= t:     # nothing booked from t on: as _take, cheaply
+                port._book(t, length, len(port.starts))
+                bank._book(t, length, len(bank.starts))
+                start = t
+                if port.issued % prune == 0 or bank.issued % prune == 0:
+                    for cal in (port, bank):
+                        cal.forget_before(max(self._low(), cal.last_end - self.HORIZON) - 1)
+            else:
+                _head, start = self._take(port, bank, t, length)
+            if start + length > done:
+                done = start + length
+        if n > exact:      # the tail, as late as the booked rows made it: its ports busy throughout
+            late = max(done - (at + (exact - 1) * c // r + length), 0)
+            first, last = at + exact * c // r + late, at + (n - 1) * c // r + late
+            for port in ports:
+                begin = port.first_free(first, last + 1 - first)
+                port.book(begin, last + 1 - first)
+                done = max(done, begin + last - first + length)
+        free = at + (n - 1) * c // r + length if n else at
+        counts = self.client_counts.get(client)
+        if counts is None:
+            counts = self.client_counts[client] = [0, 0, 0]
+        counts[0] += 1
+        counts[1] += n
+        counts[2] += max(done - free, 0)
+        return free, max(done, free)
+
+    def report(self) -> dict[str, Any]:
+        """Per coprocessor client: the instructions that accessed L1, the rows, and the
+        cycles their last rows finished later than with L1 to themselves."""
+        return {name: {"instructions": n, "rows": rows, "waited": waited}
+                for name, (n, rows, waited) in sorted(self.client_counts.items())}
 
     def end_poll(self, core: str) -> None:
         """``core``'s run of polling loads ended: what it booked stays booked."""
@@ -415,7 +599,10 @@ class ThreadTimes:
         self.expansion_start: int | None = None  # gate time of a MOP/REPLAY's first expansion
         self.instructions = 0
         self.expanded = 0
-        self.waits = {"unit": 0, "sync": 0, "source": 0, "dest": 0, "empty": 0}
+        #: ``sfpu`` / ``fpu``: the vector / matrix unit's automatic stalls (auto_stalls.py)
+        self.waits = {"unit": 0, "sync": 0, "source": 0, "dest": 0, "sfpu": 0, "fpu": 0, "empty": 0}
+        #: cycles its instructions' L1 accesses finished late, their ports or banks taken (not a gate wait)
+        self.waits["l1"] = 0
 
     def report(self) -> dict[str, Any]:
         return {"instructions": self.instructions, "expanded": self.expanded, "cycles": self.done,
@@ -449,8 +636,13 @@ class TileTimes:
         self.l1_written: dict[int, int] = {}   # word -> when a core last stored it
         #: aligned 8x16 block of Dest -> when a matrix-unit instruction last wrote it
         self.dest_written: dict[int, int] = {}
+        #: unit -> cycle -> what the automatic stall logic refuses in that cycle (auto_stalls.Bar)
+        self.bars: dict[str, dict[int, tuple[Bar, ...]]] = {}
         #: the cores' L1 access ports and banks (None: every core has L1 to itself)
-        self.l1: L1Ports | None = L1Ports(params, self.cores) if params.l1_contention else None
+        self.l1: L1Ports | None = L1Ports(params, self.cores, self.threads) if params.l1_contention else None
+        #: the L1 accesses of the coprocessor instruction being observed (TensixTile sets it
+        #: from the thread's note right before :meth:`tensix`, which takes it)
+        self.l1_note: tuple[tuple[str, str, Any], ...] | None = None
         self.timeline: Timeline | None = None   # --cycles-trace (not kept by snapshots)
         #: each core's instruction-cache size when ``icache_size`` is 0 (the chip's; TensixTile sets it)
         self.icache_sizes: dict[str, int] = {}
@@ -465,8 +657,11 @@ class TileTimes:
         self.__dict__.setdefault("timeline", None)
         self.__dict__.setdefault("l1", None)          # a snapshot from before the ports were timed
         self.__dict__.setdefault("dest_written", {})
+        self.__dict__.setdefault("bars", {})
+        self.__dict__.setdefault("l1_note", None)
         for th in self.threads:
-            th.waits.setdefault("dest", 0)
+            for cause in ("dest", "sfpu", "fpu", "l1"):
+                th.waits.setdefault(cause, 0)
         self.__dict__.setdefault("icache_sizes", {})
         for core in self.cores.values():
             core.__dict__.setdefault("l1_next", 0)
@@ -691,13 +886,16 @@ class TileTimes:
         return 1
 
     def tensix(self, tid: int, mnemonic: str, unit: str, expanded: bool, popped: int,
-               dest: tuple[frozenset[int], bool] | None = None) -> None:
+               dest: tuple[frozenset[int], bool] | None = None, stall: View | None = None,
+               dest_read: frozenset[int] | None = None) -> None:
         """Thread ``tid`` passed ``mnemonic`` (of ``unit``; ``expanded``: made by a MOP or
         REPLAY) through its gate: when, and how long its unit is busy.  ``popped``: the
         FIFO entries the thread has popped, this one's (or its MOP's) included — entries
         the replay expander recorded without executing retire unseen, one a cycle.
         ``dest``: the aligned 8x16 Dest blocks a matrix-unit instruction wrote and whether
-        it read them first (accumulated): Dst.md's window stalls it (:meth:`_dest_ready`)."""
+        it read them first (accumulated): Dst.md's window stalls it (:meth:`_dest_ready`);
+        ``dest_read``: the blocks a PACR packs from, which the window stalls too.
+        ``stall``: the instruction as the automatic stall logic sees it (:meth:`_accept`)."""
         th = self.threads[tid]
         while th.entries < popped - 1:
             arrival = th.arrivals[0] + self.params.gate_latency if th.arrivals else th.front
@@ -719,14 +917,16 @@ class TileTimes:
             self._front_end(th, mnemonic, expanded, t)
             return
         t = self._gate_waits(th, mnemonic, t)
-        if dest is not None and dest[1]:
-            ready = self._dest_ready(dest[0])
+        held = dest[0] if dest is not None and dest[1] else dest_read
+        if held and self.params.dest_window:
+            ready = self._dest_ready(held)
             if ready > t:
                 th.waits["dest"] += ready - t
                 t = ready
         occ = self.occupancy(mnemonic, unit, expanded)
-        start = self.unit(unit).reserve(t, occ)
-        th.waits["unit"] += start - t
+        start = self._accept(th, unit, mnemonic, stall, t, occ)
+        if self.l1_note is not None:          # its L1 accesses may hold the unit longer
+            occ = self._l1_clients(th, unit, start, occ)
         if dest is not None:
             written = self.dest_written
             for block in dest[0]:
@@ -745,6 +945,66 @@ class TileTimes:
                 th.expansion_start = start
         else:
             self._entry_passed(th, start)
+
+    def _accept(self, th: ThreadTimes, unit: str, mnemonic: str, stall: View | None, t: int, occ: int) -> int:
+        """When ``unit`` accepts the instruction: the first time ``>= t`` it has ``occ`` free
+        cycles and refuses nothing of it.  An instruction may make its unit refuse others on
+        the cycles after it (:mod:`tessera_cycles.auto_stalls`: SFPSWAP.md, SFPSHFT2.md,
+        SFPMAD.md, MOVD2A.md …); the thread that presents a refused one is stalled by the
+        hardware (``sfpu`` / ``fpu`` in its waits), whichever thread's instruction made the
+        unit refuse it.  A refusal binds the instructions the model sees after the one that
+        made it (for one thread: every later one).  Books the unit; returns the start."""
+        cal = self.unit(unit)
+        free = cal.first_free(t, occ)
+        th.waits["unit"] += free - t
+        start = free
+        bars = self.bars.get(unit)
+        if bars:
+            reads = stall.reads if stall is not None else EMPTY_LREGS
+            while any(bar.refuses(mnemonic, reads) for bar in bars.get(start, ())):
+                start = cal.first_free(start + 1, occ)
+            if start > free:
+                th.waits[STALL_CAUSE.get(unit, "unit")] += start - free
+        cal.book(start, occ)
+        if stall is not None and stall.bar is not None:
+            self._bar(unit, start, stall.bar)
+        return start
+
+    def _bar(self, unit: str, start: int, bar: Bar) -> None:
+        """``unit`` accepted an instruction at ``start`` that makes it refuse ``bar`` on the
+        cycles after; refusals far behind the latest are dropped (as the calendars' intervals)."""
+        bars = self.bars.get(unit)
+        if bars is None:
+            bars = self.bars[unit] = {}
+        for cycle in range(start + 1, start + 1 + bar.cycles):
+            got = bars.get(cycle)
+            bars[cycle] = (bar,) if got is None else (*got, bar)
+        if len(bars) > BAR_HORIZON:
+            low = start - BAR_HORIZON // 2
+            for cycle in [c for c in bars if c < low]:
+                del bars[cycle]
+
+    def _l1_clients(self, th: ThreadTimes, unit: str, start: int, occ: int) -> int:
+        """The instruction ``unit`` started at ``start`` for ``occ`` cycles accessed L1 as
+        :attr:`l1_note` says: book the accesses on L1's ports and banks
+        (:meth:`L1Ports.clients`, from ``start``) and return how long the unit is busy —
+        ``occ``, or as long as the accesses take at their clients' rates if longer (an XMOV
+        holds the mover for its transfer, Mover.md), plus the cycles they waited for a port
+        or bank another client or a core held (``l1`` in the thread's waits).  The unit's
+        booking grows to match where its calendar is free."""
+        note, self.l1_note = self.l1_note, None
+        if self.l1 is None or not note or not self.params.l1_coprocessor:
+            return occ
+        free, done = self.l1.clients(note, start)
+        if done > free:
+            th.waits["l1"] += done - free
+        busy = max(occ, free - start) + done - free
+        if busy > occ:
+            cal = self.unit(unit)
+            if cal.first_free(start + occ, busy - occ) == start + occ:
+                cal.book(start + occ, busy - occ)
+                cal.issued -= 1                  # the same instruction
+        return busy
 
     def _dest_ready(self, blocks: frozenset[int]) -> int:
         """When every block in ``blocks`` can be read: Dst.md — for four cycles after an
@@ -816,4 +1076,5 @@ class TileTimes:
         units = {name: {"instructions": u.issued, "busy": u.busy,
                         "utilisation": round(u.busy / max(self.now(), 1), 4)} for name, u in sorted(self.units.items())}
         return {"cores": {n: c.report() for n, c in sorted(self.cores.items())},
-                "threads": {f"t{th.tid}": th.report() for th in self.threads}, "units": units}
+                "threads": {f"t{th.tid}": th.report() for th in self.threads}, "units": units,
+                "l1": self.l1.report() if self.l1 is not None else {}}
