@@ -184,11 +184,7 @@ class TensixTile:
         """A matrix-unit instruction: the Dest blocks it wrote, which the Tensix plugin notes
         on the thread (``thread.dest_note``, ``tessera_tensix.hazards``), and whether it read
         them (it accumulates), for Dst.md's read-after-write window."""
-        hazards: Any
-        try:
-            from tessera_tensix import hazards
-        except ImportError:                 # another Tensix implementation: no notes to read
-            hazards = None
+        hazards = _hazards()
         reads = bool(hazards.accumulates(ins)) if hazards is not None else False
         dest_blocks = hazards.dest_blocks if hazards is not None else None
         tile, journal, blocks_of = self.tile, self.journal, self._dest_blocks
@@ -210,11 +206,7 @@ class TensixTile:
         """A PACR: the Dest blocks it packed from, which the Tensix plugin notes on the thread
         (``thread.pack_note``: ``(rows, Dst32b?)`` per Dest read, ``tessera_tensix.pack``), for
         Dst.md's read-after-write window, which holds a PACR reader too."""
-        hazards: Any
-        try:
-            from tessera_tensix import hazards
-        except ImportError:                 # another Tensix implementation: no notes to read
-            hazards = None
+        hazards = _hazards()
         dest_blocks = hazards.dest_blocks if hazards is not None else None
         tile, journal, blocks_of = self.tile, self.journal, self._dest_blocks
 
@@ -373,3 +365,13 @@ class TensixTile:
         agents = {**rep["cores"], **rep["threads"]}
         return {"model": self.name, "clock": int(machine.clock), "params": attrs.asdict(self.params),
                 "agents": agents, "units": rep["units"], "l1_clients": rep["l1"]}
+
+
+def _hazards() -> Any:
+    """The Tensix plugin's Dest-note helpers (``tessera_tensix.hazards``), or None under
+    another Tensix implementation, which leaves no notes to read."""
+    try:
+        from tessera_tensix import hazards
+    except ImportError:
+        return None
+    return hazards
