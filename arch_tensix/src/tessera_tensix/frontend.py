@@ -47,6 +47,8 @@ class FrontEnd:
     #: + 1 per instruction an expansion issues, - 1 per kernel word that is not a backend
     #: instruction (MOP, MOP_CFG, REPLAY, words recorded without executing)
     shift = 0
+    #: the latched wait has held an instruction (the thread parked on it)
+    held = False
     #: what the thread's next backend instruction must not read (a hazards.Watch), or None
     watch: Any = None
     #: recent writes the hazard rules look back at (a hazards.Recent), made on first use
@@ -79,9 +81,16 @@ class FrontEnd:
 
         if waitgate.met(thread, latch):
             self.latched = None
+            if latch.opcode == "SEMWAIT" and (self.held or waitgate.catches(latch, ins)):
+                # for a timing model: the wait ended with an instruction it held (the one
+                # the thread parked on, or this one), which must not pass before the
+                # semaphores changed in the model's time
+                thread.sem_releases = getattr(thread, "sem_releases", 0) + 1
+            self.held = False
             return None
         if not waitgate.catches(latch, ins):
             return None
+        self.held = True
         return waitgate.describe(thread, latch, ins)
 
     def latch(self, thread: Any, ins: Any, latch: Any) -> None:
@@ -91,6 +100,7 @@ class FrontEnd:
 
         hazards.latched(thread, latch)
         self.latched = latch
+        self.held = False
         if not self.draining:
             raise Yield(ins.next)
 

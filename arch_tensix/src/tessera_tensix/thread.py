@@ -28,6 +28,10 @@ class TensixThread(CpuAgent):
     """One Tensix thread (T0..T2) fed directly with instruction words."""
 
     kind = "tensix"
+    #: SEMWAIT latches whose wait ended on an instruction they caught
+    #: (:meth:`FrontEnd.gate_reason <tessera_tensix.frontend.FrontEnd.gate_reason>`): a
+    #: timing model holds that instruction until the semaphore changed in its own time
+    sem_releases = 0
 
     def __init__(self, name: str, arch: Any, space: Any, *, tid: int, core: Any, pc: int = 0) -> None:
         super().__init__(name, arch, space, pc=pc)

@@ -304,3 +304,65 @@ def test_a_write_that_reads_nothing_does_not_wait_and_the_window_is_a_parameter(
     assert expand(off, [(3,), (3,)]) == [1, 2]
     wide = timed(TensixParams(dest_window=9))
     assert expand(wide, [(3, 4), (4,)]) == [1, 11]                # any block in common counts
+
+
+# ------------------------------------------------------------------ SEMWAIT's latch
+
+def semwait_then_post(post_late: bool, held: bool) -> TileTimes:
+    """Thread 2 latches a SEMWAIT at its gate at 1 and then presents a PACR (held by the
+    latch in the functional run when ``held``); thread 1 posts the semaphore after ten
+    THCON instructions (3 cycles each) — observed before the PACR, as the functional run
+    releases it only after the post."""
+    tile = TileTimes(TensixParams())
+    cores = {tid: tile.core(f"trisc{tid}") for tid in (1, 2)}
+    tile.push(cores[2], (), 2)
+    tile.push(cores[2], (), 2)
+    tile.tensix(2, "ttsemwait", "SYNC", False, 1)
+    for popped in range(1, 12 if post_late else 1):
+        tile.push(cores[1], (), 1)
+        tile.tensix(1, "ttadddmareg" if popped < 11 else "ttsempost", "THCON" if popped < 11 else "SYNC",
+                    False, popped)
+    tile.tensix(2, "ttpacr", "PACK", False, 2, releases=1 if held else 0)
+    return tile
+
+
+def test_semwait_holds_the_instruction_it_caught_until_a_cycle_after_the_post():
+    # the THCONs pass thread 1's gate at 1, 4, ..., 28 (3 cycles each), the SEMPOST at 29,
+    # and the semaphore changes when it ends, at 30: the PACR goes on one cycle later
+    # (SEMWAIT.md's lag), not at 2 where its thread's gate was free
+    tile = semwait_then_post(post_late=True, held=True)
+    assert tile.sem_changed == 30
+    assert tile.units["PACK"].last_end - tile.params.pack_cycles == 31
+    th = tile.threads[2]
+    assert th.waits["sync"] == 31 - 2 and th.sem_releases == 1
+    # the SEMWAIT itself went on at once (it only latches)
+    assert th.latch_at == 2
+
+
+def test_semwait_holds_nothing_the_functional_run_did_not_hold():
+    tile = semwait_then_post(post_late=True, held=False)
+    assert tile.units["PACK"].last_end - tile.params.pack_cycles == 2
+    assert tile.threads[2].waits["sync"] == 0
+
+
+def test_a_semaphore_met_before_the_latch_still_blocks_one_cycle():
+    # nothing posted (the semaphore was already as the wait wants it): the instruction
+    # after SEMWAIT is subject to the block mask for one cycle (SEMWAIT.md)
+    tile = semwait_then_post(post_late=False, held=True)
+    assert tile.units["PACK"].last_end - tile.params.pack_cycles == 3
+    assert tile.threads[2].waits["sync"] == 1
+
+
+def test_the_release_is_charged_on_the_first_backend_instruction_after_a_mop():
+    # the functional run counts the release while re-checking the MOP the thread parked
+    # on; the MOP's expansion (observed before the MOP) is what was held
+    tile = TileTimes(TensixParams())
+    core = tile.core("trisc2")
+    tile.push(core, (), 2)
+    tile.tensix(2, "ttsemwait", "SYNC", False, 1)
+    tile.sem_changed = 20
+    tile.push(core, (), 2)
+    tile.tensix(2, "ttpacr", "PACK", True, 2, releases=1)
+    tile.tensix(2, "ttmop", "", False, 2, releases=1)
+    assert tile.units["PACK"].last_end - tile.params.pack_cycles == 21
+    assert tile.threads[2].sem_held is False

@@ -242,3 +242,26 @@ def test_the_coprocessor_alone_runs_under_the_model_too():
     assert rep["model"] == "tensix" and set(rep["agents"]) == {"t0", "t1", "t2"}
     assert rep["units"]["MATH"]["instructions"] >= 64       # the MOP's and replay's MVMULs
     assert rep["clock"] == max(a["cycles"] for a in rep["agents"].values())
+
+
+def test_the_packers_semwait_holds_its_first_pacr_until_the_math_threads_sempost():
+    """The matmul's packer latches SEMWAIT (wait while MATH_PACK is 0) long before the
+    math thread posts it; the functional run parks on the first PACR, and the model holds
+    that PACR until one cycle after the SEMPOST ends (SEMWAIT.md), not where its gate
+    was free."""
+    from tessera_cycles.live import model_state
+    from tessera_cycles.tensix_model import Timeline
+
+    ex = example("matmul")
+    m = machine(ex.source)
+    tile = model_state(m, "tensix", {})["tile"]
+    tile.timeline = Timeline()
+    assert m.run(max_steps=ex.max_steps).reason == "halted"
+    spans = tile.timeline.spans
+    semwait = next(s for s in spans if s[3] == 2 and s[4] == "ttsemwait")
+    post = next(s for s in spans if s[4] == "ttsempost")
+    first_pack = min(s[1] for s in spans if s[4] == "ttpacr")
+    assert post[3] == 1 and semwait[1] + 1 < post[1]
+    assert first_pack == post[1] + post[2] + 1
+    assert next(a for a in m.agents if a.name == "t2").sem_releases == 1
+    assert tessera_cycles.report(m)["agents"]["t2"]["waits"]["sync"] >= first_pack - semwait[1] - 2

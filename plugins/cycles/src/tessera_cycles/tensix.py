@@ -157,7 +157,8 @@ class TensixTile:
         def observe(thread: Any, ins: Any) -> None:
             if journal:
                 journal.clear()
-            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), stall=stall)
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), stall=stall,
+                        releases=getattr(thread, "sem_releases", 0))
 
         return observe
 
@@ -197,7 +198,8 @@ class TensixTile:
             if note is not None and dest_blocks is not None:
                 thread.dest_note = None
                 dest = (blocks_of(note, dest_blocks), reads)
-            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), dest, stall)
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), dest, stall,
+                        releases=getattr(thread, "sem_releases", 0))
 
         return observe
 
@@ -220,7 +222,8 @@ class TensixTile:
                 blocks = blocks_of(note[0], dest_blocks)
                 for more in note[1:]:
                     blocks = blocks | blocks_of(more, dest_blocks)
-            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), None, stall, blocks)
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), None, stall, blocks,
+                        getattr(thread, "sem_releases", 0))
 
         return observe
 

@@ -38,7 +38,8 @@ sliced:
   free slot at or after the time it reaches the gate, whichever thread's instruction
   the functional run happened to run first.
 * **Waits the gate implements** become times: ``STALLWAIT`` waits until every unit it
-  could name has drained; ``SEMWAIT`` until the semaphore's last change; a matrix-unit
+  could name has drained; ``SEMWAIT`` latches, and the instruction it held in the
+  functional run waits until a cycle after the semaphores' last change; a matrix-unit
   instruction until the source banks were last made valid (an unpack, ``SETDVALID``).
 * **Stalls the hardware inserts**: Dest's read-after-write window holds a matrix-unit
   instruction that accumulates onto, and a PACR that packs from, an 8x16 block of Dest
@@ -597,6 +598,11 @@ class ThreadTimes:
         self.front = 0                         # when its gate can pass the next instruction
         self.done = 0                          # when everything it passed has finished
         self.expansion_start: int | None = None  # gate time of a MOP/REPLAY's first expansion
+        #: the thread's SEMWAIT latches the functional run ended on an instruction they
+        #: caught (``thread.sem_releases``), and when its last SEMWAIT took effect
+        self.sem_releases = 0
+        self.sem_held = False
+        self.latch_at = 0
         self.instructions = 0
         self.expanded = 0
         #: ``sfpu`` / ``fpu``: the vector / matrix unit's automatic stalls (auto_stalls.py)
@@ -662,6 +668,9 @@ class TileTimes:
         for th in self.threads:
             for cause in ("dest", "sfpu", "fpu", "l1"):
                 th.waits.setdefault(cause, 0)
+            th.__dict__.setdefault("sem_releases", 0)
+            th.__dict__.setdefault("latch_at", 0)
+            th.__dict__.setdefault("sem_held", False)
         self.__dict__.setdefault("icache_sizes", {})
         for core in self.cores.values():
             core.__dict__.setdefault("l1_next", 0)
@@ -887,7 +896,7 @@ class TileTimes:
 
     def tensix(self, tid: int, mnemonic: str, unit: str, expanded: bool, popped: int,
                dest: tuple[frozenset[int], bool] | None = None, stall: View | None = None,
-               dest_read: frozenset[int] | None = None) -> None:
+               dest_read: frozenset[int] | None = None, releases: int = 0) -> None:
         """Thread ``tid`` passed ``mnemonic`` (of ``unit``; ``expanded``: made by a MOP or
         REPLAY) through its gate: when, and how long its unit is busy.  ``popped``: the
         FIFO entries the thread has popped, this one's (or its MOP's) included — entries
@@ -895,7 +904,11 @@ class TileTimes:
         ``dest``: the aligned 8x16 Dest blocks a matrix-unit instruction wrote and whether
         it read them first (accumulated): Dst.md's window stalls it (:meth:`_dest_ready`);
         ``dest_read``: the blocks a PACR packs from, which the window stalls too.
-        ``stall``: the instruction as the automatic stall logic sees it (:meth:`_accept`)."""
+        ``stall``: the instruction as the automatic stall logic sees it (:meth:`_accept`).
+        ``releases``: the SEMWAIT latches of the thread whose wait the functional run saw
+        end with an instruction held (``thread.sem_releases``); one more than the model
+        knows makes this instruction, or the first backend one after it (a MOP's
+        expansion), the one held (:meth:`_released`)."""
         th = self.threads[tid]
         while th.entries < popped - 1:
             arrival = th.arrivals[0] + self.params.gate_latency if th.arrivals else th.front
@@ -913,9 +926,13 @@ class TileTimes:
         if arrival > t:
             th.waits["empty"] += arrival - t
             t = arrival
+        if releases != th.sem_releases:
+            th.sem_releases, th.sem_held = releases, True
         if mnemonic in FRONT_END or not unit:
             self._front_end(th, mnemonic, expanded, t)
             return
+        if th.sem_held:
+            t = self._released(th, t)
         t = self._gate_waits(th, mnemonic, t)
         held = dest[0] if dest is not None and dest[1] else dest_read
         if held and self.params.dest_window:
@@ -935,6 +952,8 @@ class TileTimes:
             self.timeline.spans.append((unit, start, occ, tid, mnemonic))
         end = start + occ
         self._effects(unit, mnemonic, end)
+        if mnemonic == "ttsemwait":          # latched: it takes effect on the next cycle
+            th.latch_at = start + 1
         th.front = start + 1
         if end > th.done:
             th.done = end
@@ -1026,12 +1045,29 @@ class TileTimes:
         th.front = max(th.front, t + (0 if mnemonic in ("ttmop", "ttreplay") else 1))
         th.instructions += 1
 
+    def _released(self, th: ThreadTimes, t: int) -> int:
+        """The instruction at ``t`` is the one a SEMWAIT latch held until its semaphores
+        met its conditions (SEMWAIT.md): it goes on one cycle after the semaphores last
+        changed, or after the latch took effect if they changed before — the block mask
+        holds the instruction right after SEMWAIT for at least a cycle.  The functional
+        run released it once the semaphore operation that met the conditions had run, so
+        that operation's end is in :attr:`sem_changed` (the latest change the model has
+        seen: a choice, on the side of waiting, when another change came later in model
+        time).  A latch the functional run found met before it held anything holds
+        nothing here (the model does not read block masks)."""
+        th.sem_held = False
+        ready = max(self.sem_changed, th.latch_at) + 1
+        if ready > t:
+            th.waits["sync"] += ready - t
+            t = ready
+        return t
+
     def _gate_waits(self, th: ThreadTimes, mnemonic: str, t: int) -> int:
-        """What the wait gate holds ``mnemonic`` for, beyond its unit: the time it may go on."""
+        """What the wait gate holds ``mnemonic`` for, beyond its unit: the time it may go on.
+        (SEMWAIT itself goes on at once: it latches a wait for the instructions after it,
+        :meth:`_released`.)"""
         if mnemonic == "ttstallwait":    # every unit it may name drained (the mask is not read)
             sync = max((u.last_end for u in self.units.values()), default=0)
-        elif mnemonic == "ttsemwait":
-            sync = self.sem_changed
         elif mnemonic in MATRIX_WORK:
             if self.src_valid > t:
                 th.waits["source"] += self.src_valid - t
