@@ -102,10 +102,12 @@ def test_expanded_instructions_come_one_a_cycle_behind_their_mop():
     assert list(th.passed) == [1]                # the MOP left the FIFO with its first expansion
 
 
-def test_a_poll_that_sees_its_word_change_goes_on_from_when_it_could_have():
-    tile = TileTimes(TensixParams())
+@pytest.mark.parametrize(("phase", "seen_at"), [(True, 54), (False, 50)])
+def test_a_poll_that_sees_its_word_change_goes_on_from_when_it_could_have(phase, seen_at):
+    tile = TileTimes(TensixParams(poll_phase=phase))
     writer, poller = tile.core("trisc0"), tile.core("trisc1")
-    # the poller spins 100 rounds (load + branch) on word 0x100 reading 0, starting at 0
+    # the poller spins 100 turns (load + dependent branch: 8 + 1 cycles) on word 0x100
+    # reading 0, starting at 0: its reads issue at 0, 9, 18, ..., 45, 54, ...
     for _ in range(100):
         tile.load(poller, (), (5,), 8, 0x100, 0, True, None)
         tile.simple(poller, (5,), ())
@@ -114,9 +116,29 @@ def test_a_poll_that_sees_its_word_change_goes_on_from_when_it_could_have():
     writer.t = 50
     tile.store_l1(writer, (), 0x100)
     tile.load(poller, (), (5,), 8, 0x100, 1, True, tile.l1_written.get(0x100 >> 2))
-    # it reads the change when it was written, not after the spinning the run let it do
-    assert poller.t == 51
+    # it reads the change on its first read after the write (poll_phase), or when it was
+    # written, not after the spinning the run let it do
+    assert poller.t == seen_at + 1
     assert poller.polled > 0
+
+
+def test_a_poll_whose_word_is_written_later_waits_for_its_next_turn():
+    tile = TileTimes(TensixParams())
+    poller = tile.core("trisc1")
+    for _ in range(3):                       # reads at 0, 9, 18
+        tile.load(poller, (), (5,), 8, 0x100, 0, True, None)
+        tile.simple(poller, (5,), ())
+    # the functional run saw the change on the read at 27, but it was written at 40:
+    # the read that sees it is the turn after, at 45
+    tile.load(poller, (), (5,), 8, 0x100, 1, True, 40)
+    assert poller.t == 46 and poller.stalls["sync"] == 45 - 27
+    off = TileTimes(TensixParams(poll_phase=False))
+    poller = off.core("trisc1")
+    for _ in range(3):
+        off.load(poller, (), (5,), 8, 0x100, 0, True, None)
+        off.simple(poller, (5,), ())
+    off.load(poller, (), (5,), 8, 0x100, 1, True, 40)
+    assert poller.t == 41
 
 
 def test_a_load_cannot_see_a_value_before_it_was_written():

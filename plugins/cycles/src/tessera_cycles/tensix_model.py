@@ -159,6 +159,7 @@ class TensixParams:
     auto_stalls: bool = attrs.field(default=True, validator=boolean)
     l1_coprocessor: bool = attrs.field(default=True, validator=boolean)
     l1_unpack_rows: int = attrs.field(default=4, validator=_unpack_rows)
+    poll_phase: bool = attrs.field(default=True, validator=boolean)
 
 
 PARAM_DOCS: dict[str, str] = {
@@ -212,6 +213,9 @@ PARAM_DOCS: dict[str, str] = {
                       "(L1.md), one 16-byte row a port a cycle, a packer one a cycle, the mover 8 reads and 8 "
                       "writes per 11 cycles (Mover.md, measured), ThCon one access, a narrow write or atomic "
                       "l1_store_period; an instruction whose rows wait holds its unit that much longer",
+    "poll_phase": "a core polling a word sees it change on its first read of the word after the write, one "
+                  "turn of its polling loop (as the model timed it) after another; false: as soon as the word "
+                  "is written (no loop phase)",
     "l1_unpack_rows": "16-byte rows an unpacker reads a cycle (1..4; L1.md: four in theory, on its four ports, "
                       "fewer when a format's bottleneck is downstream of L1 — not measured)",
 }
@@ -575,6 +579,8 @@ class CoreTimes:
         self.fetch_end = 0
         self.poll_since: int | None = None  # when the current run of pure loads began
         self.poll_seen: dict[int, int] = {}
+        #: address -> model times of the poll's first and latest read of it
+        self.poll_reads: dict[int, tuple[int, int]] = {}
 
     def report(self) -> dict[str, Any]:
         end = self.t if self.poll_since is None else self.poll_since   # a poll that never ended: from its start
@@ -674,7 +680,7 @@ class TileTimes:
         self.__dict__.setdefault("icache_sizes", {})
         for core in self.cores.values():
             core.__dict__.setdefault("l1_next", 0)
-            for name, value in (("icache", None), ("fetch_lo", 1), ("fetch_end", 0)):
+            for name, value in (("icache", None), ("fetch_lo", 1), ("fetch_end", 0), ("poll_reads", {})):
                 core.__dict__.setdefault(name, value)
             core.stalls.setdefault("fetch", 0)
 
@@ -768,15 +774,19 @@ class TileTimes:
             if since is None:
                 core.poll_since = t
                 core.poll_seen = {address: value}
+                core.poll_reads = {address: (t, t)}
                 if self.l1 is not None:   # a new poll: what earlier loads booked stays
                     self.l1.end_poll(core.name)
             else:
                 seen = core.poll_seen.get(address)
                 if seen is not None and seen != value:
-                    # a poll saw its word change: it would have seen it from when it began, or
-                    # when the word was written, not after however long it spun here
-                    back = max(since, written or 0)
-                    if back < t:
+                    # a poll saw its word change: on the read that came after the write in
+                    # the model's time, not after however long it spun here
+                    back = self._poll_sees(core, address, since, written or 0, t)
+                    if back > t:          # the write comes later than this read: wait for the turn
+                        core.stalls["sync"] += back - t
+                        t = back
+                    elif back < t:
                         core.polled += t - back
                         t = back
                         if self.l1 is not None:   # and so are the port and bank cycles it booked
@@ -787,8 +797,11 @@ class TileTimes:
                         core.ready = [min(r, t) for r in core.ready]
                     core.poll_since = t
                     core.poll_seen = {address: value}
+                    core.poll_reads = {address: (t, t)}
                 else:
                     core.poll_seen[address] = value
+                    first = core.poll_reads.get(address)
+                    core.poll_reads[address] = (t, t) if first is None else (first[0], t)
         else:
             core.poll_since = None
         if written is not None and written > t:
@@ -811,6 +824,24 @@ class TileTimes:
             core.ready[w] = t + latency
         core.t = t + 1
         core.instructions += 1
+
+    def _poll_sees(self, core: CoreTimes, address: int, since: int, written: int, t: int) -> int:
+        """When the read of ``address`` that saw it change issued, of a poll that began at
+        ``since`` and reads it again at ``t``; the word was written at ``written``.  A loop
+        that polls reads the word once a turn: the read that sees the new value is the first
+        at or after the write, a whole number of turns after the poll's first read of it (the
+        turn is the model's time between its last two reads: the functional run let it spin,
+        so the model timed the turns).  Without ``poll_phase``, or before a turn is known: the
+        poll sees it from when it began, or when the word was written."""
+        reads = core.poll_reads.get(address)
+        if not self.params.poll_phase or reads is None:
+            return max(since, written)
+        first, last = reads
+        turn = t - last
+        if turn <= 0:
+            return max(since, written)
+        turns = max(0, -(-(written - first) // turn))
+        return first + turns * turn
 
     def store_l1(self, core: CoreTimes, reads: tuple[int, ...], address: int) -> None:
         t = self.issue(core, reads)
