@@ -205,6 +205,36 @@ def test_semwait_blocks_its_unit_until_another_thread_posts(chip):
 
 
 @pytest.mark.parametrize("chip", CHIPS)
+def test_a_semwait_that_held_an_instruction_counts_a_release(chip):
+    """For a timing model: T1's ZEROACC was held until T0's SEMPOST, so T1 counts one
+    release; a SEMWAIT already met when the next instruction comes, which the mask does
+    not catch, counts none."""
+    t0 = [seminit(2, 0, 0b10)] + [setdmareg(i, 0) for i in range(16)] + [sempost(0b10)]
+    t1 = [SFPNOP, semwait(0, 0b10, 1), setdmareg(0xAA, 0), zeroacc(chip), setdmareg(0xBB, 1)]
+    m = threads(chip, [t0, t1])
+    assert m.run(max_steps=200).exit_code == 0
+    assert m.agent("t1").sem_releases == 1
+    met = threads(chip, [[seminit(2, 1, 0b10), semwait(0, 0b10, 1), setdmareg(0xAA, 0)]])
+    assert met.run(max_steps=50).exit_code == 0
+    assert met.agent("t0").sem_releases == 0
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_what_a_timing_model_reads_of_the_gate(chip):
+    """``instruction_bits``: the bits that catch a decoded instruction (NOP: all nine);
+    ``latch_of``: what a decoded STALLWAIT or SEMWAIT latches, as its semantics do."""
+    d = decoder(chip)
+    assert waitgate.instruction_bits(d.decode(zeroacc(chip), 0), chip) == 1 << 6
+    assert waitgate.instruction_bits(d.decode(setdmareg(1, 0), 0), chip) == block_bits("SETDMAREG", chip)
+    assert waitgate.instruction_bits(d.decode(SFPNOP, 0), chip) == 1 << 8
+    assert waitgate.instruction_bits(d.decode(0x0200_0000, 0), chip) == 0x1FF        # NOP
+    stall = waitgate.latch_of(d.decode(stallwait(0b1001, SRCA_MATRIX[chip]), 0), chip)
+    assert stall == Latch.stallwait(chip, 0b1001, SRCA_MATRIX[chip])
+    assert waitgate.latch_of(d.decode(semwait(1 << 8, 0b10, 2), 0), chip) == Latch.semwait(chip, 1 << 8, 0b10, 2)
+    assert waitgate.latch_of(d.decode(zeroacc(chip), 0), chip) is None
+
+
+@pytest.mark.parametrize("chip", CHIPS)
 def test_semwait_max_condition(chip):
     """C1: wait while Value >= Max — T1's SEMINIT (blocked by B1) waits for T0 to take
     one away; without the SEMWAIT it runs first and T0's SEMGET comes after it."""

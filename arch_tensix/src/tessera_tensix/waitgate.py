@@ -154,6 +154,24 @@ def _vendor_name(ins: Any) -> str:
     return name[2:] if name.startswith("TT") else name
 
 
+def instruction_bits(ins: Any, chip: str) -> int:
+    """The block-mask bits that catch decoded instruction ``ins`` on ``chip`` (NOP: all
+    nine, the only mask that catches it) — for a timing model, which holds a caught
+    instruction in its own time."""
+    name = _vendor_name(ins)
+    return ALL_BLOCK if name == "NOP" else block_bits(name, chip)
+
+
+def latch_of(ins: Any, chip: str) -> Latch | None:
+    """What decoded STALLWAIT or SEMWAIT ``ins`` latches on ``chip`` (None: neither)."""
+    name = _vendor_name(ins)
+    if name == "STALLWAIT":
+        return Latch.stallwait(chip, ins.stall_res, ins.wait_res)
+    if name == "SEMWAIT":
+        return Latch.semwait(chip, ins.stall_res, ins.sem_sel, ins.wait_sem_cond)
+    return None
+
+
 def catches(latch: Latch, ins: Any) -> bool:
     """Does ``latch``'s block mask catch ``ins`` at the gate?"""
     name = _vendor_name(ins)

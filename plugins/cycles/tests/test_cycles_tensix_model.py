@@ -388,3 +388,72 @@ def test_the_release_is_charged_on_the_first_backend_instruction_after_a_mop():
     tile.tensix(2, "ttmop", "", False, 2, releases=1)
     assert tile.units["PACK"].last_end - tile.params.pack_cycles == 21
     assert tile.threads[2].sem_held is False
+
+
+# ------------------------------------------------------------------ STALLWAIT's latch
+
+B0, B5, B6 = 1 << 0, 1 << 5, 1 << 6
+
+
+def stallwait_after_pack(latch, then: tuple[str, str, int], other_thread_packs: bool = False) -> TileTimes:
+    """Thread 1 packs (PACR, 16 cycles from its gate at 1), latches a STALLWAIT and then
+    presents ``then`` (mnemonic, unit, block bits); with ``other_thread_packs`` the PACR is
+    thread 2's instead."""
+    tile = TileTimes(TensixParams())
+    core1, core2 = tile.core("trisc1"), tile.core("trisc2")
+    packer = 2 if other_thread_packs else 1
+    tile.push(core2 if other_thread_packs else core1, (), packer)
+    tile.tensix(packer, "ttpacr", "PACK", False, 1, block=B0 | 1 << 2)
+    first = 1 if not other_thread_packs else 0
+    tile.push(core1, (), 1)
+    tile.tensix(1, "ttstallwait", "SYNC", False, first + 1, block=0x1FF, latch=latch)
+    tile.push(core1, (), 1)
+    mnemonic, unit, block = then
+    tile.tensix(1, mnemonic, unit, False, first + 2, block=block)
+    return tile
+
+
+def test_stallwait_holds_a_caught_instruction_until_its_threads_unit_finished():
+    # the PACR runs 1..17 on the packer; STALLWAIT (B6, "this thread's packer") passes at
+    # 2 and is met at 17; the mask goes one cycle later: the MVMUL goes at 18, not 3
+    tile = stallwait_after_pack((B6, ("PACK",)), ("ttmvmul", "MATH", B6))
+    assert tile.units["MATH"].last_end - tile.params.matrix_pushed_cycles == 18
+    assert tile.threads[1].waits["sync"] == 18 - 3 and tile.threads[1].stall_latch is None
+
+
+def test_stallwait_does_not_hold_what_its_mask_does_not_catch():
+    tile = stallwait_after_pack((B6, ("PACK",)), ("ttadddmareg", "THCON", B0 | B5))
+    assert tile.units["THCON"].last_end - tile.params.thcon_cycles == 3
+    assert tile.threads[1].waits["sync"] == 0
+
+
+def test_stallwait_waits_for_its_own_threads_instructions_only():
+    # "the current thread has an instruction in the packer": thread 2's PACR does not count
+    tile = stallwait_after_pack((B6, ("PACK",)), ("ttmvmul", "MATH", B6), other_thread_packs=True)
+    th = tile.threads[1]
+    assert th.waits["sync"] == 1                          # the one-cycle lag only
+    # a condition on any thread's instructions in a unit (as the mover's and the
+    # configuration unit's are, "XMOV*", "CFG*") does count them
+    tile = stallwait_after_pack((B6, ("PACK*",)), ("ttmvmul", "MATH", B6), other_thread_packs=True)
+    assert tile.threads[1].waits["sync"] > 10
+
+
+def test_a_stallwait_whose_mask_is_unknown_waits_for_every_unit():
+    tile = stallwait_after_pack(None, ("ttadddmareg", "THCON", B0 | B5))
+    # the STALLWAIT itself waits for the PACR to finish at 17
+    assert tile.threads[1].waits["sync"] == 17 - 2
+    assert tile.units["THCON"].last_end - tile.params.thcon_cycles == 18
+
+
+def test_stallwaits_conditions_name_the_units_of_each_chip():
+    from tessera_cycles.tensix_model import stall_waits
+
+    # Blackhole C4 the matrix unit, C11 the vector unit (tt-llk's math thread before SEMPOST)
+    assert stall_waits("bh", 1 << 4 | 1 << 11) == ("MATH", "SFPU")
+    # Wormhole B0 numbers them C7 and C14; its four packers are the model's one
+    assert stall_waits("wh", 1 << 7 | 1 << 14) == ("MATH", "SFPU")
+    assert stall_waits("wh", 0b111_1000) == ("PACK",)
+    # the SrcA/SrcB conditions, the mover and the configuration unit; the RISC-V core's
+    # requests (BH C10, WH C13) are not modelled
+    assert stall_waits("bh", 1 << 7 | 1 << 9 | 1 << 10 | 1 << 12) == ("src", "XMOV*", "CFG*")
+    assert stall_waits("wh", 1 << 13) == ()

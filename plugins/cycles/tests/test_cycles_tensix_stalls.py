@@ -242,12 +242,12 @@ def test_the_packer_notes_the_dest_blocks_the_math_thread_wrote(monkeypatch, nam
     seen: dict[str, set[int]] = {"written": set(), "packed": set()}
     original = TileTimes.tensix
 
-    def spy(self, tid, mnemonic, unit, expanded, popped, dest=None, stall=None, dest_read=None, releases=0):
+    def spy(self, tid, mnemonic, unit, expanded, popped, dest=None, stall=None, dest_read=None, *rest):
         if dest is not None:
             seen["written"] |= dest[0]
         if mnemonic == "ttpacr" and dest_read:
             seen["packed"] |= dest_read
-        original(self, tid, mnemonic, unit, expanded, popped, dest, stall, dest_read, releases)
+        original(self, tid, mnemonic, unit, expanded, popped, dest, stall, dest_read, *rest)
 
     monkeypatch.setattr(TileTimes, "tensix", spy)
     ex = next(e for e in TENSIX_BH.examples if e.name == name)

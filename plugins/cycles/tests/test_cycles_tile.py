@@ -265,3 +265,23 @@ def test_the_packers_semwait_holds_its_first_pacr_until_the_math_threads_sempost
     assert first_pack == post[1] + post[2] + 1
     assert next(a for a in m.agents if a.name == "t2").sem_releases == 1
     assert tessera_cycles.report(m)["agents"]["t2"]["waits"]["sync"] >= first_pack - semwait[1] - 2
+
+
+def test_the_math_threads_stallwait_holds_its_sempost_until_the_matrix_unit_is_done():
+    """tt-llk's math thread ends a tile with STALLWAIT (block B1: the sync unit; wait for
+    this thread's matrix and vector units) and SEMPOST: the SEMPOST goes one cycle after
+    the thread's last matrix-unit instruction finished, or after the latch took effect."""
+    from tessera_cycles.live import model_state
+    from tessera_cycles.tensix_model import Timeline
+
+    ex = example("matmul")
+    m = machine(ex.source)
+    tile = model_state(m, "tensix", {})["tile"]
+    tile.timeline = Timeline()
+    assert m.run(max_steps=ex.max_steps).reason == "halted"
+    spans = [s for s in tile.timeline.spans if s[3] == 1]
+    post = next(i for i, s in enumerate(spans) if s[4] == "ttsempost")
+    stallwait = spans[post - 1]
+    assert stallwait[4] == "ttstallwait"
+    done = max(s[1] + s[2] for s in spans[:post] if s[0] in ("MATH", "SFPU"))
+    assert spans[post][1] == max(done, stallwait[1] + 1) + 1

@@ -27,7 +27,7 @@ from tessera.control import Trap
 from tessera_tensix import rules
 from tessera_tensix.semantics import op
 from tessera_tensix.syncunit import MUTEXES, SyncUnit, mutex_name
-from tessera_tensix.waitgate import Latch
+from tessera_tensix.waitgate import latch_of
 
 
 def _sync(thread: Any) -> SyncUnit:
@@ -36,14 +36,12 @@ def _sync(thread: Any) -> SyncUnit:
 
 @op("STALLWAIT")
 def stallwait(thread: Any, ins: Any) -> None:
-    latch = Latch.stallwait(thread.core.chip, ins.stall_res, ins.wait_res)
-    thread.frontend.latch(thread, ins, latch)
+    thread.frontend.latch(thread, ins, latch_of(ins, thread.core.chip))
 
 
 @op("SEMWAIT")
 def semwait(thread: Any, ins: Any) -> None:
-    latch = Latch.semwait(thread.core.chip, ins.stall_res, ins.sem_sel, ins.wait_sem_cond)
-    thread.frontend.latch(thread, ins, latch)
+    thread.frontend.latch(thread, ins, latch_of(ins, thread.core.chip))
 
 
 @op("SEMINIT")

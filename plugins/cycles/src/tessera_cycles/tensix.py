@@ -31,7 +31,7 @@ from typing import Any
 from tessera_cycles.auto_stalls import View, view
 from tessera_cycles.live import model_state, register_model
 from tessera_cycles.params import parse
-from tessera_cycles.tensix_model import MATRIX_WORK
+from tessera_cycles.tensix_model import MATRIX_WORK, stall_waits
 
 __all__ = ["TensixTile"]
 
@@ -149,16 +149,18 @@ class TensixTile:
         unit = ins.encoding.unit
         expanded = getattr(ins, "issued_by", None) is not None
         stall = view(chip, mnemonic, ins) if self.params.auto_stalls else None
+        gate = _gate(ins, chip)
         if mnemonic in MATRIX_WORK and self.params.dest_window:
-            return self._dest_observer(ins, mnemonic, unit, expanded, stall)
+            return self._dest_observer(ins, mnemonic, unit, expanded, stall, gate)
         if mnemonic == "ttpacr" and self.params.dest_window:
-            return self._pack_observer(mnemonic, unit, expanded, stall)
+            return self._pack_observer(mnemonic, unit, expanded, stall, gate)
+        block, latch = gate
 
         def observe(thread: Any, ins: Any) -> None:
             if journal:
                 journal.clear()
-            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), stall=stall,
-                        releases=getattr(thread, "sem_releases", 0))
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), None, stall, None,
+                        getattr(thread, "sem_releases", 0), block, latch)
 
         return observe
 
@@ -181,7 +183,7 @@ class TensixTile:
         return observe_l1
 
     def _dest_observer(self, ins: Any, mnemonic: str, unit: str, expanded: bool,
-                       stall: View | None) -> Callable[[Any, Any], None]:
+                       stall: View | None, gate: Gate) -> Callable[[Any, Any], None]:
         """A matrix-unit instruction: the Dest blocks it wrote, which the Tensix plugin notes
         on the thread (``thread.dest_note``, ``tessera_tensix.hazards``), and whether it read
         them (it accumulates), for Dst.md's read-after-write window."""
@@ -189,6 +191,7 @@ class TensixTile:
         reads = bool(hazards.accumulates(ins)) if hazards is not None else False
         dest_blocks = hazards.dest_blocks if hazards is not None else None
         tile, journal, blocks_of = self.tile, self.journal, self._dest_blocks
+        block = gate[0]
 
         def observe(thread: Any, ins: Any) -> None:
             if journal:
@@ -198,19 +201,20 @@ class TensixTile:
             if note is not None and dest_blocks is not None:
                 thread.dest_note = None
                 dest = (blocks_of(note, dest_blocks), reads)
-            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), dest, stall,
-                        releases=getattr(thread, "sem_releases", 0))
+            tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), dest, stall, None,
+                        getattr(thread, "sem_releases", 0), block)
 
         return observe
 
     def _pack_observer(self, mnemonic: str, unit: str, expanded: bool,
-                       stall: View | None) -> Callable[[Any, Any], None]:
+                       stall: View | None, gate: Gate) -> Callable[[Any, Any], None]:
         """A PACR: the Dest blocks it packed from, which the Tensix plugin notes on the thread
         (``thread.pack_note``: ``(rows, Dst32b?)`` per Dest read, ``tessera_tensix.pack``), for
         Dst.md's read-after-write window, which holds a PACR reader too."""
         hazards = _hazards()
         dest_blocks = hazards.dest_blocks if hazards is not None else None
         tile, journal, blocks_of = self.tile, self.journal, self._dest_blocks
+        block = gate[0]
 
         def observe(thread: Any, ins: Any) -> None:
             if journal:
@@ -223,7 +227,7 @@ class TensixTile:
                 for more in note[1:]:
                     blocks = blocks | blocks_of(more, dest_blocks)
             tile.tensix(thread.tid, mnemonic, unit, expanded, getattr(thread, "popped", 0), None, stall, blocks,
-                        getattr(thread, "sem_releases", 0))
+                        getattr(thread, "sem_releases", 0), block)
 
         return observe
 
@@ -368,6 +372,26 @@ class TensixTile:
         agents = {**rep["cores"], **rep["threads"]}
         return {"model": self.name, "clock": int(machine.clock), "params": attrs.asdict(self.params),
                 "agents": agents, "units": rep["units"], "l1_clients": rep["l1"]}
+
+
+#: an instruction at its thread's wait gate: the block-mask bits that catch it, and what it
+#: latches if it is a STALLWAIT (or a SEMWAIT without conditions): block mask, waits
+Gate = tuple[int, "tuple[int, tuple[str, ...]] | None"]
+
+
+def _gate(ins: Any, chip: str) -> Gate:
+    """What the wait gate makes of decoded ``ins`` on ``chip`` (``tessera_tensix.waitgate``,
+    once per decoded instruction).  Under another Tensix implementation: caught by nothing,
+    latching nothing (a STALLWAIT then waits on itself for every unit to drain)."""
+    try:
+        from tessera_tensix import waitgate
+    except ImportError:
+        return 0, None
+    latch = waitgate.latch_of(ins, chip)
+    stall = None
+    if latch is not None and latch.opcode == "STALLWAIT":
+        stall = (latch.block, stall_waits(chip, latch.conditions))
+    return waitgate.instruction_bits(ins, chip), stall
 
 
 def _hazards() -> Any:

@@ -37,9 +37,10 @@ sliced:
   unit's timeline is a calendar of busy intervals, so an instruction takes the first
   free slot at or after the time it reaches the gate, whichever thread's instruction
   the functional run happened to run first.
-* **Waits the gate implements** become times: ``STALLWAIT`` waits until every unit it
-  could name has drained; ``SEMWAIT`` latches, and the instruction it held in the
-  functional run waits until a cycle after the semaphores' last change; a matrix-unit
+* **Waits the gate implements** become times: ``STALLWAIT`` latches, and the thread's
+  later instructions its block mask catches wait until its conditions are met in the
+  model's time (:data:`STALL_CONDITIONS`); ``SEMWAIT`` latches, and the instruction it
+  held in the functional run waits until a cycle after the semaphores' last change; a matrix-unit
   instruction until the source banks were last made valid (an unpack, ``SETDVALID``).
 * **Stalls the hardware inserts**: Dest's read-after-write window holds a matrix-unit
   instruction that accumulates onto, and a PACR that packs from, an 8x16 block of Dest
@@ -233,6 +234,28 @@ MATRIX_WORK = frozenset({
     "ttmovd2a", "ttmovd2b"})
 #: front-end instructions: consumed by the expanders, never reach a unit
 FRONT_END = frozenset({"ttmop", "ttmopcfg", "ttreplay", "ttnop", "ttresourcedecl"})
+#: STALLWAIT's conditions C0, C1, … per chip (STALLWAIT.md) as the model's times: a unit —
+#: the thread's own last instruction in it has finished; ``unit*`` — any thread's; ``src``
+#: — the source banks were last made valid (SrcA/SrcB not yet the matrix unit's: an unpack,
+#: SETDVALID); None — not modelled, always met (the RISC-V core's requests not yet
+#: processed).  SrcA/SrcB not yet the unpackers' is taken as the matrix unit (any thread)
+#: having finished, which hands the banks back.  The model has one UNPACK and one PACK unit.
+STALL_CONDITIONS: dict[str, tuple[str | None, ...]] = {
+    "bh": ("THCON", "UNPACK", "UNPACK", "PACK", "MATH", "MATH*", "MATH*", "src", "src", "XMOV*", None,
+           "SFPU", "CFG*"),
+    "wh": ("THCON", "UNPACK", "UNPACK", "PACK", "PACK", "PACK", "PACK", "MATH", "MATH*", "MATH*", "src", "src",
+           "XMOV*", None, "SFPU"),
+}
+
+
+def stall_waits(chip: str, conditions: int) -> tuple[str, ...]:
+    """What a STALLWAIT latch with ``conditions`` (of ``chip``) waits for
+    (:data:`STALL_CONDITIONS`), each once."""
+    table = STALL_CONDITIONS[chip]
+    got = (table[i] for i in range(len(table)) if conditions >> i & 1)
+    return tuple(dict.fromkeys(w for w in got if w is not None))
+
+
 #: the wait cause of an automatic stall, by unit (TileTimes._accept)
 STALL_CAUSE = {"SFPU": "sfpu", "MATH": "fpu"}
 #: refusals a unit keeps before the oldest are dropped (TileTimes._bar)
@@ -609,6 +632,11 @@ class ThreadTimes:
         self.sem_releases = 0
         self.sem_held = False
         self.latch_at = 0
+        #: a latched STALLWAIT: (block mask, when its conditions are met and the mask is
+        #: removed), or None
+        self.stall_latch: tuple[int, int] | None = None
+        #: unit -> when the thread's last instruction in it finishes (STALLWAIT's conditions)
+        self.unit_end: dict[str, int] = {}
         self.instructions = 0
         self.expanded = 0
         #: ``sfpu`` / ``fpu``: the vector / matrix unit's automatic stalls (auto_stalls.py)
@@ -677,6 +705,8 @@ class TileTimes:
             th.__dict__.setdefault("sem_releases", 0)
             th.__dict__.setdefault("latch_at", 0)
             th.__dict__.setdefault("sem_held", False)
+            th.__dict__.setdefault("stall_latch", None)
+            th.__dict__.setdefault("unit_end", {})
         self.__dict__.setdefault("icache_sizes", {})
         for core in self.cores.values():
             core.__dict__.setdefault("l1_next", 0)
@@ -927,7 +957,8 @@ class TileTimes:
 
     def tensix(self, tid: int, mnemonic: str, unit: str, expanded: bool, popped: int,
                dest: tuple[frozenset[int], bool] | None = None, stall: View | None = None,
-               dest_read: frozenset[int] | None = None, releases: int = 0) -> None:
+               dest_read: frozenset[int] | None = None, releases: int = 0, block: int = 0,
+               latch: tuple[int, tuple[str, ...]] | None = None) -> None:
         """Thread ``tid`` passed ``mnemonic`` (of ``unit``; ``expanded``: made by a MOP or
         REPLAY) through its gate: when, and how long its unit is busy.  ``popped``: the
         FIFO entries the thread has popped, this one's (or its MOP's) included — entries
@@ -939,7 +970,11 @@ class TileTimes:
         ``releases``: the SEMWAIT latches of the thread whose wait the functional run saw
         end with an instruction held (``thread.sem_releases``); one more than the model
         knows makes this instruction, or the first backend one after it (a MOP's
-        expansion), the one held (:meth:`_released`)."""
+        expansion), the one held (:meth:`_released`).  ``block``: the block-mask bits that
+        catch the instruction at the gate (WaitGate.md); ``latch``: what a STALLWAIT (or a
+        SEMWAIT without conditions) latches — its block mask and :func:`stall_waits` —
+        which holds the thread's caught instructions (:meth:`_stall_latched`); without it
+        a STALLWAIT waits on itself for every unit to drain."""
         th = self.threads[tid]
         while th.entries < popped - 1:
             arrival = th.arrivals[0] + self.params.gate_latency if th.arrivals else th.front
@@ -962,9 +997,7 @@ class TileTimes:
         if mnemonic in FRONT_END or not unit:
             self._front_end(th, mnemonic, expanded, t)
             return
-        if th.sem_held:
-            t = self._released(th, t)
-        t = self._gate_waits(th, mnemonic, t)
+        t = self._gate_waits(th, mnemonic, t, block, mnemonic == "ttstallwait" and latch is None)
         held = dest[0] if dest is not None and dest[1] else dest_read
         if held and self.params.dest_window:
             ready = self._dest_ready(held)
@@ -985,6 +1018,12 @@ class TileTimes:
         self._effects(unit, mnemonic, end)
         if mnemonic == "ttsemwait":          # latched: it takes effect on the next cycle
             th.latch_at = start + 1
+            th.stall_latch = None             # and replaces a latched STALLWAIT
+        if latch is not None:
+            self._stall_latched(th, latch, start)
+        unit_end = th.unit_end
+        if end > unit_end.get(unit, 0):
+            unit_end[unit] = end
         th.front = start + 1
         if end > th.done:
             th.done = end
@@ -1093,22 +1132,51 @@ class TileTimes:
             t = ready
         return t
 
-    def _gate_waits(self, th: ThreadTimes, mnemonic: str, t: int) -> int:
-        """What the wait gate holds ``mnemonic`` for, beyond its unit: the time it may go on.
-        (SEMWAIT itself goes on at once: it latches a wait for the instructions after it,
-        :meth:`_released`.)"""
-        if mnemonic == "ttstallwait":    # every unit it may name drained (the mask is not read)
-            sync = max((u.last_end for u in self.units.values()), default=0)
-        elif mnemonic in MATRIX_WORK:
-            if self.src_valid > t:
-                th.waits["source"] += self.src_valid - t
-                t = self.src_valid
-            return t
-        else:
-            return t
-        if sync > t:
-            th.waits["sync"] += sync - t
-            t = sync
+    def _stall_latched(self, th: ThreadTimes, latch: tuple[int, tuple[str, ...]], start: int) -> None:
+        """A STALLWAIT accepted at ``start`` latches ``latch`` (block mask, what it waits
+        for): its conditions are met when everything they name has finished — the thread's
+        own instructions in a unit, any thread's in the mover or the configuration unit, the
+        source banks made valid (STALLWAIT.md) — as far as the model has seen; the mask is
+        removed one cycle later, and not before the cycle after next (the latch takes effect
+        on the next cycle: the instruction right after it is held at least one cycle)."""
+        mask, waits = latch
+        met = start + 1
+        for what in waits:
+            if what == "src":
+                when = self.src_valid
+            elif what.endswith("*"):
+                cal = self.units.get(what[:-1])
+                when = cal.last_end if cal is not None else 0
+            else:
+                when = th.unit_end.get(what, 0)
+            if when > met:
+                met = when
+        th.stall_latch = (mask, met + 1)
+
+    def _gate_waits(self, th: ThreadTimes, mnemonic: str, t: int, block: int, drain: bool) -> int:
+        """What the wait gate holds ``mnemonic`` (caught by the block-mask bits ``block``)
+        for, beyond its unit: the time it may go on.  A latched SEMWAIT (:meth:`_released`)
+        or STALLWAIT (:meth:`_stall_latched`) holds it; STALLWAIT and SEMWAIT themselves go
+        on at once, except a STALLWAIT whose mask the model cannot read (``drain``), which
+        waits for every unit to drain."""
+        if th.sem_held:
+            t = self._released(th, t)
+        if th.stall_latch is not None:
+            mask, release = th.stall_latch
+            if release <= t:                   # met by now: forgotten
+                th.stall_latch = None
+            elif block & mask:
+                th.waits["sync"] += release - t
+                t = release
+                th.stall_latch = None
+        if drain:
+            drained = max((u.last_end for u in self.units.values()), default=0)
+            if drained > t:
+                th.waits["sync"] += drained - t
+                t = drained
+        if mnemonic in MATRIX_WORK and self.src_valid > t:
+            th.waits["source"] += self.src_valid - t
+            t = self.src_valid
         return t
 
     def _effects(self, unit: str, mnemonic: str, end: int) -> None:
