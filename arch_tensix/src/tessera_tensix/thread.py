@@ -28,9 +28,10 @@ class TensixThread(CpuAgent):
     """One Tensix thread (T0..T2) fed directly with instruction words."""
 
     kind = "tensix"
-    #: SEMWAIT latches whose wait ended on an instruction they caught
+    #: SEMWAIT latches whose wait ended with an instruction held — the one the thread
+    #: parked on, or one the mask catches when the wait is found over
     #: (:meth:`FrontEnd.gate_reason <tessera_tensix.frontend.FrontEnd.gate_reason>`): a
-    #: timing model holds that instruction until the semaphore changed in its own time
+    #: timing model holds that instruction until the semaphores changed in its own time
     sem_releases = 0
 
     def __init__(self, name: str, arch: Any, space: Any, *, tid: int, core: Any, pc: int = 0) -> None:

@@ -627,8 +627,9 @@ class ThreadTimes:
         self.front = 0                         # when its gate can pass the next instruction
         self.done = 0                          # when everything it passed has finished
         self.expansion_start: int | None = None  # gate time of a MOP/REPLAY's first expansion
-        #: the thread's SEMWAIT latches the functional run ended on an instruction they
-        #: caught (``thread.sem_releases``), and when its last SEMWAIT took effect
+        #: the thread's SEMWAIT latches whose wait the functional run saw end with an
+        #: instruction held (``thread.sem_releases``), whether the model has yet to hold
+        #: that instruction, and when the thread's last SEMWAIT took effect
         self.sem_releases = 0
         self.sem_held = False
         self.latch_at = 0
