@@ -14,8 +14,10 @@ cycle (each agent's own ``cycles`` counts its instructions) and keeps the tile's
 * a Tensix thread's instruction — its mnemonic and unit (``Encoding.unit``), whether an
   expander made it (``ins.issued_by``), and how many words the thread has popped; what
   the automatic stall logic sees of it (:func:`~tessera_cycles.auto_stalls.view`, once
-  per decoded instruction); the Dest rows a matrix-unit instruction wrote or a PACR
-  read, and the L1 rows an unpacker, packer, the mover or ThCon accessed (notes the
+  per decoded instruction); the block-mask bits that catch it at the wait gate and what
+  a STALLWAIT latches (:func:`_gate`, once per decoded instruction); the Dest rows a
+  matrix-unit instruction wrote or a PACR read, the L1 rows an unpacker, packer, the
+  mover or ThCon accessed, and the SEMWAIT waits that held an instruction (notes the
   Tensix plugin leaves on the thread).
 
 The wall clock a core reads (``RISCV_DEBUG_REG_WALL_CLOCK_L``) is that core's time in the

@@ -1125,7 +1125,7 @@ class TileTimes:
         that operation's end is in :attr:`sem_changed` (the latest change the model has
         seen: a choice, on the side of waiting, when another change came later in model
         time).  A latch the functional run found met before it held anything holds
-        nothing here (the model does not read block masks)."""
+        nothing here: the hold follows the functional run's release, not the block mask."""
         th.sem_held = False
         ready = max(self.sem_changed, th.latch_at) + 1
         if ready > t:
